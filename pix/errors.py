@@ -1,0 +1,46 @@
+"""Errors that reach the user: one line, a documented exit code, a JSON envelope.
+
+Exit codes (every command):
+  0 ok · 1 unexpected · 2 bad usage or input · 3 no index or no such snapshot · 4 unusable database
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_UNEXPECTED = 1
+EXIT_USAGE = 2
+EXIT_NOT_FOUND = 3
+EXIT_DATABASE = 4
+
+
+class PixError(Exception):
+    """A failure the user can act on. `code` is a stable machine name, `exit_code` the process code."""
+
+    exit_code = EXIT_UNEXPECTED
+    code = "unexpected"
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def envelope(self) -> dict:
+        error: dict = {"code": self.code, "message": self.message}
+        if self.hint:
+            error["hint"] = self.hint
+        return {"error": error}
+
+
+class UsageError(PixError):
+    exit_code = EXIT_USAGE
+    code = "bad_input"
+
+
+class NotIndexedError(PixError):
+    exit_code = EXIT_NOT_FOUND
+    code = "not_indexed"
+
+
+class DatabaseError(PixError):
+    exit_code = EXIT_DATABASE
+    code = "unusable_database"

@@ -1,0 +1,364 @@
+"""`pix index`: a repository into the database, keyword-searchable first, embedded after.
+
+Phase 1 stores new blobs with their chunks, FTS rows and symbols in batches (each batch one
+transaction, so an interrupted run keeps what it finished), then records the snapshot in one
+transaction. Phase 2 embeds whatever chunks of the snapshot lack a vector, committing as it
+goes; the next run continues where a killed one stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pix.errors import UsageError
+from pix.ingest import scan
+from pix.ingest.chunk import chunk_file, language_for_path
+from pix.ingest.embed import Embedder, check_identity, length_batches, model_identity, quantize
+from pix.ingest.terms import identifier_parts, path_terms, split_identifier
+from pix.progress import Progress
+from pix.store import Store, open_store
+from pix.store import sql
+from pix.store.db import now_iso
+
+BATCH_FILES = 400
+BATCH_BYTES = 8 << 20
+EMBED_COMMIT_SECONDS = 2.0
+
+
+@dataclass(frozen=True)
+class Target:
+    root: Path
+    is_git: bool
+    db: Path
+
+
+def locate(path: str | None = None, db: str | None = None) -> Target:
+    """The repository root for `path` (git top level, or the folder itself) and its database:
+    --db, else $PIX_DB, else <root>/.pix.db."""
+    start = Path(path or os.getcwd()).expanduser()
+    if not start.exists():
+        raise UsageError(f"no such folder: {start}")
+    if not start.is_dir():
+        raise UsageError(f"not a folder: {start}")
+    top = scan.git_toplevel(start)
+    root = (top or start).resolve()
+    db_path = Path(db or os.environ.get("PIX_DB") or root / ".pix.db").expanduser().resolve()
+    return Target(root, top is not None, db_path)
+
+
+def excluded_paths(target: Target) -> frozenset[str]:
+    """The database's own files, when it lives inside the tree under a custom name."""
+    try:
+        rel = target.db.relative_to(target.root).as_posix()
+    except ValueError:
+        return frozenset()
+    return frozenset(rel + suffix for suffix in ("", "-wal", "-shm", "-journal"))
+
+
+@dataclass
+class IndexReport:
+    snapshot_id: int
+    kind: str
+    root: str
+    commit: str | None
+    branch: str | None
+    dirty: bool
+    files: int
+    new_blobs: int
+    reused_files: int
+    chunks_added: int
+    skipped: dict[str, int]
+    embedded: int
+    embed_pending: int
+    seconds: dict[str, float] = field(default_factory=dict)
+    db: str = ""
+
+
+def _record_identity(store: Store) -> None:
+    identity = model_identity()
+    check_identity({key: store.meta(key) for key in identity})
+    if store.meta("model.name") is None:
+        with store.write():
+            for key, value in identity.items():
+                store.set_meta(key, value)
+
+
+def _store_blob(conn, sha: str, path: str, data: bytes) -> int:
+    """Blob row, its chunks, their FTS rows (by trigger) and symbols. Returns chunks added."""
+    text = scan.decode(data)
+    language = language_for_path(path) or "text"
+    chunks = chunk_file(text, path)
+    conn.execute(
+        sql.INSERT_BLOB,
+        (sha, len(data), text.count("\n") + (0 if text.endswith("\n") or not text else 1),
+         language, zlib.compress(data, 6)),
+    )
+    for seq, ch in enumerate(chunks):
+        embed_input = embed_text(ch.context, ch.text)
+        conn.execute(
+            sql.INSERT_CHUNK,
+            (sha, seq, ch.start_line, ch.end_line, ch.kind, ch.symbol, ch.context, ch.text,
+             identifier_parts(ch.text), hashlib.sha1(embed_input.encode()).hexdigest()),
+        )
+        chunk_id = conn.last_insert_rowid()
+        rows = []
+        for name in ch.defines:
+            rows.append((chunk_id, name, name.lower(), 1))
+            rows.extend((chunk_id, name, part, 0) for part in split_identifier(name))
+        conn.executemany(sql.INSERT_SYMBOL, rows)
+    return len(chunks)
+
+
+def embed_text(context: str | None, text: str) -> str:
+    """What the model reads for a chunk: the enclosing signature of a split piece, then the text."""
+    return f"{context}\n{text}" if context else text
+
+
+def _listing(target: Target, at: str | None) -> scan.Listing:
+    excluded = excluded_paths(target)
+    if at is not None:
+        if not target.is_git:
+            raise UsageError(f"--at needs a git repository; {target.root} is not one")
+        return scan.list_commit(target.root, scan.resolve_commit(target.root, at))
+    if target.is_git:
+        return scan.list_worktree(target.root, excluded)
+    return scan.list_folder(target.root, excluded)
+
+
+def _dirty(target: Target, listing: scan.Listing) -> bool:
+    if listing.kind != "worktree":
+        return False
+    out = scan.git(target.root, "status", "--porcelain", "-z", "--untracked-files=all")
+    excluded = excluded_paths(target)
+    for record in out.decode("utf-8", "surrogateescape").split("\0"):
+        path = record[3:]
+        if record and not scan._is_own(path, excluded):
+            return True
+    return False
+
+
+def index_repository(
+    path: str | None = None,
+    db: str | None = None,
+    at: str | None = None,
+    max_bytes: int = scan.DEFAULT_MAX_BYTES,
+    embed: bool = True,
+    progress: Progress | None = None,
+    embedder: Embedder | None = None,
+) -> IndexReport:
+    progress = progress or Progress(enabled=False)
+    target = locate(path, db)
+    t0 = time.perf_counter()
+    listing = _listing(target, at)
+    store = open_store(target.db, create=True)
+    try:
+        _record_identity(store)
+        report = _keyword_phase(store, target, listing, max_bytes, progress)
+        report.seconds["keyword"] = round(time.perf_counter() - t0, 3)
+        if embed:
+            t1 = time.perf_counter()
+            report.embedded = embed_pending(store, report.snapshot_id, progress, embedder)
+            report.seconds["embed"] = round(time.perf_counter() - t1, 3)
+        report.embed_pending = len(store.conn.execute(
+            sql.PENDING_EMBEDDINGS, {"snapshot": report.snapshot_id}).fetchall())
+        report.db = str(target.db)
+        return report
+    finally:
+        store.close()
+
+
+def _keyword_phase(
+    store: Store, target: Target, listing: scan.Listing, max_bytes: int, progress: Progress
+) -> IndexReport:
+    conn = store.conn
+    root_key = str(target.root)
+    previous: dict[str, tuple[str, int, int]] = {}
+    if listing.kind == "commit":
+        existing = conn.execute(sql.COMMIT_SNAPSHOT, (listing.commit_sha,)).fetchone()
+        if existing:  # a commit's tree never changes: its snapshot is already complete
+            return _report_existing(store, existing[0], listing)
+    else:
+        row = conn.execute(sql.LATEST_SNAPSHOT_OF_ROOT, (root_key,)).fetchone()
+        if row:
+            previous = {p: (b, s, m) for p, b, s, m in conn.execute(sql.SNAPSHOT_FILES, (row[0],))}
+
+    files: list[tuple[str, str, int, int]] = []  # path, blob, size, mtime
+    skipped: list[tuple[str, str, int, int]] = []
+    to_read: list[scan.Entry] = []
+    reused = 0
+    for entry in listing.entries:
+        if entry.symlink:
+            skipped.append((entry.path, "symlink", entry.size, entry.mtime_ns))
+        elif entry.size > max_bytes:
+            skipped.append((entry.path, "too_large", entry.size, entry.mtime_ns))
+        elif entry.blob_sha and conn.execute(sql.BLOB_EXISTS, (entry.blob_sha,)).fetchone():
+            files.append((entry.path, entry.blob_sha, entry.size, entry.mtime_ns))
+            reused += 1
+        elif (prev := previous.get(entry.path)) and prev[1:] == (entry.size, entry.mtime_ns):
+            files.append((entry.path, prev[0], entry.size, entry.mtime_ns))
+            reused += 1
+        else:
+            to_read.append(entry)
+
+    progress.start("reading files", len(to_read))
+    new_blobs = chunks_added = 0
+    pending_bytes = 0
+    batch: list[tuple[str, str, bytes]] = []
+
+    def flush() -> None:
+        nonlocal new_blobs, chunks_added, pending_bytes
+        with store.write():
+            for sha, p, data in batch:
+                if not conn.execute(sql.BLOB_EXISTS, (sha,)).fetchone():
+                    chunks_added += _store_blob(conn, sha, p, data)
+                    new_blobs += 1
+        batch.clear()
+        pending_bytes = 0
+
+    seen_in_run: set[str] = set()
+    for entry, data in _contents(target.root, listing, to_read):
+        progress.advance()
+        if data is None:
+            skipped.append((entry.path, "unreadable", entry.size, entry.mtime_ns))
+            continue
+        reason = scan.skip_reason(entry.path, data)
+        if reason:
+            skipped.append((entry.path, reason, entry.size, entry.mtime_ns))
+            continue
+        sha = entry.blob_sha or scan.blob_id(data)
+        files.append((entry.path, sha, entry.size, entry.mtime_ns))
+        if sha in seen_in_run:
+            continue
+        seen_in_run.add(sha)
+        batch.append((sha, entry.path, data))
+        pending_bytes += len(data)
+        if len(batch) >= BATCH_FILES or pending_bytes >= BATCH_BYTES:
+            flush()
+    if batch:
+        flush()
+    progress.finish()
+
+    dirty = _dirty(target, listing)
+    files.sort()
+    fingerprint = hashlib.sha1(
+        "\n".join(f"{p}\0{b}" for p, b, _, _ in files).encode("utf-8", "surrogateescape")
+    ).hexdigest()
+    with store.write():
+        conn.execute(
+            sql.INSERT_SNAPSHOT,
+            (listing.kind, root_key, listing.commit_sha, listing.branch, int(dirty), now_iso(),
+             fingerprint),
+        )
+        snapshot_id = conn.last_insert_rowid()
+        conn.executemany(sql.INSERT_SNAPSHOT_FILE, ((snapshot_id, *f) for f in files))
+        conn.executemany(
+            sql.INSERT_PATH_TERM,
+            ((snapshot_id, p, term) for p, *_ in files for term in path_terms(p)),
+        )
+        conn.executemany(sql.INSERT_SKIPPED, ((snapshot_id, *s) for s in skipped))
+        if listing.kind != "commit":
+            conn.execute(sql.DELETE_OLDER_WORKTREE_SNAPSHOTS, (root_key, snapshot_id))
+
+    reasons: dict[str, int] = {}
+    for _, reason, _, _ in skipped:
+        reasons[reason] = reasons.get(reason, 0) + 1
+    return IndexReport(
+        snapshot_id, listing.kind, root_key, listing.commit_sha, listing.branch, dirty,
+        len(files), new_blobs, reused, chunks_added, dict(sorted(reasons.items())), 0, 0,
+    )
+
+
+def _report_existing(store: Store, snapshot_id: int, listing: scan.Listing) -> IndexReport:
+    conn = store.conn
+    files = conn.execute(sql.SNAPSHOT_FILES, (snapshot_id,)).fetchall()
+    reasons = dict(conn.execute(sql.SKIPPED_BY_REASON, (snapshot_id,)).fetchall())
+    return IndexReport(
+        snapshot_id, listing.kind, str(listing.root), listing.commit_sha, listing.branch, False,
+        len(files), 0, len(files), 0, reasons, 0, 0,
+    )
+
+
+def _contents(root: Path, listing: scan.Listing, entries: list[scan.Entry]):
+    """(entry, bytes or None) for each entry: from git objects for a commit, else from disk."""
+    if listing.kind == "commit":
+        by_sha: dict[str, list[scan.Entry]] = {}
+        for entry in entries:
+            by_sha.setdefault(entry.blob_sha, []).append(entry)
+        for sha, data in scan.read_blobs(root, list(by_sha)):
+            for entry in by_sha[sha]:
+                yield entry, data
+        return
+    for entry in entries:
+        try:
+            yield entry, (root / entry.path).read_bytes()
+        except OSError:
+            yield entry, None
+
+
+def embed_pending(
+    store: Store,
+    snapshot_id: int,
+    progress: Progress | None = None,
+    embedder: Embedder | None = None,
+    limit: int | None = None,
+) -> int:
+    """Give every chunk of the snapshot a vector. Returns how many distinct inputs were run
+    through the model. Commits every couple of seconds, so a kill loses little."""
+    progress = progress or Progress(enabled=False)
+    conn = store.conn
+    with store.write():
+        conn.execute(sql.COPY_KNOWN_VECTORS, {"snapshot": snapshot_id})
+    pending = conn.execute(sql.PENDING_EMBEDDINGS, {"snapshot": snapshot_id}).fetchall()
+    if limit is not None:
+        pending = pending[:limit]
+    if not pending:
+        return 0
+    embedder = embedder or Embedder()
+    encodings = embedder.encode([embed_text(context, text) for _, context, text in pending])
+    batches = length_batches([len(e.ids) for e in encodings])
+    progress.start("embedding chunks", len(pending))
+    done: list[tuple[str, bytes]] = []
+    last_commit = time.monotonic()
+
+    def commit() -> None:
+        with store.write():
+            for embed_sha, vector in done:
+                for (chunk_id,) in conn.execute(sql.CHUNKS_FOR_EMBED_SHA, (embed_sha,)).fetchall():
+                    conn.execute(sql.INSERT_VECTOR, (chunk_id, vector))
+        done.clear()
+
+    for batch in batches:
+        vectors = quantize(embedder.embed_encoded([encodings[i] for i in batch]))
+        done.extend((pending[i][0], vectors[row].tobytes()) for row, i in enumerate(batch))
+        progress.advance(len(batch))
+        if time.monotonic() - last_commit >= EMBED_COMMIT_SECONDS:
+            commit()
+            last_commit = time.monotonic()
+    if done:
+        commit()
+    progress.finish()
+    return len(pending)
+
+
+def gc(path: str | None = None, db: str | None = None) -> dict:
+    """Drop blobs, chunks and vectors that no snapshot references, in one transaction."""
+    target = locate(path, db)
+    store = open_store(target.db, create=False)
+    try:
+        conn = store.conn
+        counts = {}
+        with store.write():
+            for name, statement in (
+                ("vectors", sql.GC_VECTORS), ("chunks", sql.GC_CHUNKS), ("blobs", sql.GC_BLOBS)
+            ):
+                conn.execute(statement)
+                counts[name] = conn.changes()
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return {"db": str(target.db), "removed": counts}
+    finally:
+        store.close()

@@ -1,0 +1,147 @@
+"""Text embeddings with the shipped ONNX model: tokenizers in, mean pooling, L2 norm out.
+
+The model identity lives in models/manifest.json; `model_identity()` is what a database records
+and is compared against on every open.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from pix.errors import DatabaseError, PixError
+from pix.paths import MODELS_DIR
+
+
+@cache
+def manifest() -> dict:
+    return json.loads((MODELS_DIR / "manifest.json").read_text(encoding="utf-8"))
+
+
+def model_identity() -> dict[str, str]:
+    """What a database records about the model its vectors came from."""
+    m = manifest()
+    return {
+        "model.name": m["name"],
+        "model.sha256": m["model"]["sha256"],
+        "model.dims": str(m["dims"]),
+        "model.pooling": f"{m['pooling']}+{m['normalize']}",
+        "model.max_tokens": str(m["max_tokens"]),
+    }
+
+
+def model_path() -> Path:
+    spec = manifest()["model"]
+    try:
+        module = importlib.import_module(spec["module"])
+    except ImportError:
+        raise PixError(
+            f"the embedding model package is not installed ({spec['package']})",
+            hint=f"pip install '{spec['package']}'",
+        ) from None
+    return Path(module.__file__).parent / spec["file"]
+
+
+def check_identity(recorded: dict[str, str | None]) -> None:
+    """Refuse a database whose vectors came from another model."""
+    ours = model_identity()
+    for key, value in recorded.items():
+        if value is not None and value != ours[key]:
+            raise DatabaseError(
+                f"this database was built with another embedding model ({key}={value}, "
+                f"this pix uses {ours[key]})",
+                hint="index into a new --db with this pix",
+            )
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class Embedder:
+    """all-MiniLM-L6-v2 on onnxruntime. One method does the work: `embed_batch`."""
+
+    def __init__(self, verify: bool = False) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        m = manifest()
+        path = model_path()
+        if not path.exists() or path.stat().st_size != m["model"]["size"]:
+            raise PixError(f"the embedding model file is missing or incomplete: {path}")
+        if verify and _sha256(path) != m["model"]["sha256"]:
+            raise PixError(f"the embedding model file does not match models/manifest.json: {path}")
+        self.max_tokens = int(m["max_tokens"])
+        self.dims = int(m["dims"])
+        self.tokenizer = Tokenizer.from_file(str(MODELS_DIR / m["tokenizer"]["file"]))
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(max_length=self.max_tokens)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = os.cpu_count() or 1
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.session = ort.InferenceSession(
+            str(path), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+
+    def encode(self, texts: list[str]) -> list:
+        """Tokenize (truncated to the model's window). Callers that sort by length encode once
+        and pass slices of the result to `embed_encoded`."""
+        return self.tokenizer.encode_batch(texts)
+
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors, shape (len(texts), dims), float32."""
+        return self.embed_encoded(self.encode(texts))
+
+    def embed_encoded(self, encodings: list) -> np.ndarray:
+        """Pads to this batch's longest text, so a batch of similar lengths wastes little."""
+        if not encodings:
+            return np.zeros((0, self.dims), dtype=np.float32)
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        for row, enc in enumerate(encodings):
+            ids[row, : len(enc.ids)] = enc.ids
+            mask[row, : len(enc.ids)] = 1
+        (hidden,) = self.session.run(
+            ["last_hidden_state"],
+            {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+        )
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def quantize(vectors: np.ndarray) -> np.ndarray:
+    """Unit float vectors to the int8 the vec0 table stores (cosine is scale-free)."""
+    return np.clip(np.rint(vectors * 127.0), -127, 127).astype(np.int8)
+
+
+def length_batches(
+    token_counts: list[int], max_batch: int = 32, max_cells: int = 8192
+) -> list[list[int]]:
+    """Indices grouped into batches of similar length, so padding wastes little work.
+    A batch holds at most `max_batch` texts and `max_cells` padded tokens."""
+    order = sorted(range(len(token_counts)), key=lambda i: (token_counts[i], i))
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in order:
+        width = token_counts[i]
+        if current and (len(current) >= max_batch or width * (len(current) + 1) > max_cells):
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches

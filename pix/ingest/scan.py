@@ -1,0 +1,262 @@
+"""What files a snapshot holds: git's view of the work tree, a commit's tree, or a plain folder.
+
+Every file either becomes a blob (git blob id over its bytes) or is skipped with a reason.
+Nothing here writes to the database; the indexer decides what is new.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pix.errors import NotIndexedError, PixError, UsageError
+
+DEFAULT_MAX_BYTES = 1 << 20
+DB_NAMES = (".pix.db", ".pix.db-wal", ".pix.db-shm", ".pix.db-journal")
+NOISE_DIRS = frozenset(
+    """.git .hg .svn node_modules .venv venv env .env .tox .nox __pycache__ .mypy_cache
+    .pytest_cache .ruff_cache .cache .idea .vscode build dist target out .next .nuxt
+    .gradle .terraform site-packages bower_components .eggs""".split()
+)
+SECRET_NAMES = re.compile(
+    r"""(^|/)(\.env(\..*)?|\.envrc|\.netrc|\.pgpass|\.npmrc|\.pypirc|\.git-credentials
+    |id_(rsa|dsa|ecdsa|ed25519)|credentials(\.json)?|secrets?\.(ya?ml|json|toml)
+    |.*\.(pem|key|p12|pfx|jks|keystore|kdbx|ovpn))$""",
+    re.X | re.I,
+)
+# `.env.example` and friends document settings; they are not the secrets themselves.
+SECRET_EXAMPLES = re.compile(r"\.(example|sample|template|dist)$", re.I)
+PRIVATE_KEY = re.compile(rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")
+GENERATED_NAMES = re.compile(
+    r"""(^|/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|poetry\.lock|Pipfile\.lock
+    |composer\.lock|Gemfile\.lock|Cargo\.lock|uv\.lock|go\.sum)$|\.(min\.(js|css)|map|pb\.go)$
+    |_pb2(_grpc)?\.py$""",
+    re.X,
+)
+GENERATED_MARK = re.compile(
+    rb"@generated|Code generated .{0,80}DO NOT EDIT|DO NOT EDIT.{0,40}(generated|automatically)"
+    rb"|(auto-?generated|generated automatically) (by|from)",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A file of the snapshot before its content is looked at."""
+
+    path: str  # repository-relative, '/'-separated
+    size: int
+    mtime_ns: int = 0  # 0 for files read from git objects
+    blob_sha: str | None = None  # known up front for commit trees
+    symlink: bool = False
+
+
+@dataclass(frozen=True)
+class Listing:
+    root: Path
+    kind: str  # 'worktree' | 'commit' | 'folder'
+    commit_sha: str | None
+    branch: str | None
+    entries: list[Entry]
+
+
+def git(root: Path, *args: str, input: bytes | None = None) -> bytes:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), *args], input=input, capture_output=True, check=False
+        )
+    except FileNotFoundError:
+        raise PixError("git is not installed") from None
+    if done.returncode != 0:
+        raise UsageError(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()}")
+    return done.stdout
+
+
+def git_toplevel(path: Path) -> Path | None:
+    done = subprocess.run(
+        ["git", "-C", str(path), "rev-parse", "--show-toplevel"], capture_output=True, check=False
+    )
+    if done.returncode != 0:
+        return None
+    return Path(done.stdout.decode().strip())
+
+
+def head_commit(root: Path) -> tuple[str | None, str | None]:
+    """HEAD's sha and branch; (None, None) in a repository with no commit yet."""
+    done = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "--verify", "-q", "HEAD"],
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        return None, None
+    sha = done.stdout.decode().strip()
+    branch = subprocess.run(
+        ["git", "-C", str(root), "symbolic-ref", "-q", "--short", "HEAD"],
+        capture_output=True,
+        check=False,
+    ).stdout.decode().strip()
+    return sha, branch or None
+
+
+def blob_id(data: bytes) -> str:
+    """git's blob id of these bytes, as `git hash-object --no-filters` computes it."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _is_own(path: str, excluded: frozenset[str]) -> bool:
+    return path.rsplit("/", 1)[-1] in DB_NAMES or path in excluded
+
+
+def _stat_entries(root: Path, paths: Iterator[str], excluded: frozenset[str]) -> list[Entry]:
+    entries = []
+    for rel in paths:
+        if _is_own(rel, excluded):
+            continue
+        try:
+            st = os.lstat(root / rel)
+        except OSError:
+            continue  # listed by git but deleted from the work tree: not part of it
+        is_link = (st.st_mode & 0o170000) == 0o120000
+        if not is_link and (st.st_mode & 0o170000) != 0o100000:
+            continue  # submodule directories and other non-files
+        entries.append(Entry(rel, st.st_size, st.st_mtime_ns, None, is_link))
+    entries.sort(key=lambda e: e.path)
+    return entries
+
+
+def list_worktree(root: Path, excluded: frozenset[str] = frozenset()) -> Listing:
+    """Tracked files plus untracked ones git does not ignore, as they are on disk."""
+    out = git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    paths = dict.fromkeys(p for p in out.decode("utf-8", "surrogateescape").split("\0") if p)
+    sha, branch = head_commit(root)
+    return Listing(root, "worktree", sha, branch, _stat_entries(root, iter(paths), excluded))
+
+
+def list_folder(root: Path, excluded: frozenset[str] = frozenset()) -> Listing:
+    """A folder that is not a git repository: .gitignore files still apply (git reads them
+    through a throwaway git dir), and the usual noise folders are left out."""
+    with tempfile.TemporaryDirectory(prefix="pix-gitdir-") as gitdir:
+        subprocess.run(["git", "init", "-q", "--bare", gitdir], check=True, capture_output=True)
+        done = subprocess.run(
+            ["git", f"--git-dir={gitdir}", f"--work-tree={root}", "-C", str(root),
+             "ls-files", "-z", "--others", "--exclude-standard"],
+            capture_output=True, check=False,
+        )
+    if done.returncode != 0:
+        raise UsageError(f"cannot list {root}: {done.stderr.decode(errors='replace').strip()}")
+    paths = (
+        p
+        for p in done.stdout.decode("utf-8", "surrogateescape").split("\0")
+        if p and not NOISE_DIRS.intersection(p.split("/")[:-1])
+    )
+    return Listing(root, "folder", None, None, _stat_entries(root, paths, excluded))
+
+
+def resolve_commit(root: Path, rev: str) -> str:
+    """A full sha, a unique hex prefix or HEAD; names and expressions are refused (exit 2)."""
+    if rev != "HEAD" and not re.fullmatch(r"[0-9a-fA-F]{4,40}", rev):
+        raise UsageError(
+            f"--at takes HEAD, a full commit sha or a unique hex prefix, not {rev!r}",
+            hint=f"use `git rev-parse {rev}` to get its sha",
+        )
+    done = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "--verify", "-q", f"{rev}^{{commit}}"],
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise NotIndexedError(f"no commit {rev!r} in {root}")
+    return done.stdout.decode().strip()
+
+
+def list_commit(root: Path, sha: str) -> Listing:
+    """A commit's tree exactly, from git objects; the work tree is not read."""
+    out = git(root, "ls-tree", "-r", "-z", "-l", "--full-tree", sha)
+    entries = []
+    for record in out.decode("utf-8", "surrogateescape").split("\0"):
+        if not record:
+            continue
+        meta, path = record.split("\t", 1)
+        mode, kind, blob, size = meta.split()
+        if kind != "blob":
+            continue  # submodules
+        entries.append(Entry(path, int(size), 0, blob, mode == "120000"))
+    return Listing(root, "commit", sha, None, entries)
+
+
+def read_blobs(root: Path, shas: list[str]) -> Iterator[tuple[str, bytes]]:
+    """Contents of git objects, through one `git cat-file --batch`, in the order asked."""
+    if not shas:
+        return
+    proc = subprocess.Popen(
+        ["git", "-C", str(root), "cat-file", "--batch"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert proc.stdin and proc.stdout
+    # Writing everything first could deadlock on a full stdout pipe, so feed from a thread.
+    import threading
+
+    def feed() -> None:
+        for sha in shas:
+            proc.stdin.write(sha.encode() + b"\n")
+        proc.stdin.close()
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    try:
+        for sha in shas:
+            header = proc.stdout.readline().split()
+            size = int(header[2])
+            data = proc.stdout.read(size)
+            proc.stdout.read(1)
+            yield sha, data
+    finally:
+        feeder.join()
+        proc.stdout.close()
+        proc.wait()
+
+
+def skip_reason(path: str, data: bytes) -> str | None:
+    """Why a file's content is not indexed, or None. Size and symlinks are decided before
+    reading; this looks at the name and the bytes."""
+    if SECRET_NAMES.search(path) and not SECRET_EXAMPLES.search(path):
+        return "secret"
+    head = data[:8192]
+    if b"\0" in head:
+        return "binary"
+    if PRIVATE_KEY.search(data):
+        return "secret"
+    if GENERATED_NAMES.search(path) or GENERATED_MARK.search(data[:1024]):
+        return "generated"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "binary"
+    if _minified(text):
+        return "minified"
+    return None
+
+
+def _minified(text: str) -> bool:
+    """Minified or machine-packed text: few lines, very long ones."""
+    if len(text) < 2000:
+        return False
+    return len(text) / (text.count("\n") + 1) > 300
+
+
+def decode(data: bytes) -> str:
+    """File bytes as text with '\n' line ends (CRLF and lone CR folded), BOM dropped."""
+    text = data.decode("utf-8")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text

@@ -1,0 +1,88 @@
+"""Identifier splitting: `getHTTPResponse2` -> get, http, response, 2.
+
+Used on both sides: at index time to fill the FTS `parts` column and the symbol table, at query
+time to turn a question into FTS terms. SQLite's stock tokenizer never sees camelCase boundaries,
+so the split happens here and lands in an ordinary column.
+"""
+
+from __future__ import annotations
+
+import re
+
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
+# Boundaries inside one identifier: lower->Upper, UPPER->Upper+lower (HTTPServer), letter<->digit.
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+# Words that carry no retrieval signal in commit subjects and questions.
+STOPWORDS = frozenset(
+    """a an and are as at be but by can do does for from has have how i if in into is it its
+    of on or so than that the their then there these this to was were what when where which
+    who why will with without you your should would could not no via also
+    """.split()
+)
+
+
+def split_identifier(name: str) -> list[str]:
+    """Lower-cased parts of one identifier, in order. A plain word gives itself."""
+    parts: list[str] = []
+    for piece in name.split("_"):
+        parts.extend(m.group(0).lower() for m in _PART.finditer(piece))
+    return parts
+
+
+def identifier_parts(text: str) -> str:
+    """Space-separated parts of compound identifiers in `text` that are not whole words of it,
+    first occurrence order, each once. These are what FTS would otherwise never see."""
+    words = {m.group(0).lower() for m in IDENTIFIER.finditer(text)}
+    seen: set[str] = set()
+    out: list[str] = []
+    for word in words_in_order(text):
+        parts = split_identifier(word)
+        if len(parts) < 2:
+            continue
+        for part in parts:
+            if part not in words and part not in seen:
+                seen.add(part)
+                out.append(part)
+    return " ".join(out)
+
+
+def words_in_order(text: str) -> list[str]:
+    """Distinct identifiers of `text`, first occurrence order."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for m in IDENTIFIER.finditer(text):
+        word = m.group(0)
+        if word not in seen:
+            seen.add(word)
+            out.append(word)
+    return out
+
+
+def query_terms(text: str) -> list[str]:
+    """Lower-cased search terms of a question: each word, and the parts of compound words,
+    without stopwords, first occurrence order."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for word in words_in_order(text):
+        candidates = [word.lower(), *split_identifier(word)]
+        for term in candidates:
+            term = term.strip("_")
+            if term and term not in STOPWORDS and term not in seen:
+                seen.add(term)
+                out.append(term)
+    return out
+
+
+def path_terms(path: str) -> list[str]:
+    """Components of a path and their identifier parts, lower-cased, each once."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for component in re.split(r"[/\\.\-\s]+", path):
+        if not component:
+            continue
+        for term in [component.lower(), *split_identifier(component)]:
+            if term and term not in seen:
+                seen.add(term)
+                out.append(term)
+    return out

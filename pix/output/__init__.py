@@ -1,0 +1,1 @@
+"""Output: the character budget, text rendering and the clipboard."""

@@ -1,0 +1,46 @@
+"""Clipboard backends. `--copy` always copies formatted text, never JSON.
+
+A backend is any command that reads the text on stdin. `PIX_CLIPBOARD` names one explicitly
+(tests point it at a command that writes a file); otherwise the first of pbcopy, wl-copy,
+xclip and xsel found on PATH is used.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+
+from pix.errors import PixError
+
+CANDIDATES = (
+    ["pbcopy"],
+    ["wl-copy"],
+    ["xclip", "-selection", "clipboard"],
+    ["xsel", "--clipboard", "--input"],
+    ["clip.exe"],
+)
+
+
+def backend() -> list[str]:
+    configured = os.environ.get("PIX_CLIPBOARD")
+    if configured:
+        return shlex.split(configured)
+    for command in CANDIDATES:
+        if shutil.which(command[0]):
+            return command
+    raise PixError(
+        "no clipboard command found (pbcopy, wl-copy, xclip, xsel)",
+        hint="install one, or set PIX_CLIPBOARD to a command that reads stdin",
+    )
+
+
+def copy(text: str) -> None:
+    command = backend()
+    try:
+        done = subprocess.run(command, input=text.encode("utf-8"), capture_output=True, check=False)
+    except OSError as exc:
+        raise PixError(f"clipboard command {command[0]!r} failed: {exc}") from None
+    if done.returncode != 0:
+        raise PixError(f"clipboard command {command[0]!r} exited {done.returncode}")

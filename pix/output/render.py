@@ -1,0 +1,129 @@
+"""Human text for query results: a header line per result, then its text.
+
+The same plain rendering is what the character budget measures and what `--copy` puts on the
+clipboard; colour (headers, and syntax highlighting when pygments knows the language) is added
+only for a terminal and never counted.
+"""
+
+from __future__ import annotations
+
+from pix.output.result import Result
+
+RESET = "\033[0m"
+HEADER = "\033[1;36m"
+DIM = "\033[2m"
+
+
+def header(result: Result) -> str:
+    if result.mode == "file":
+        where = result.path
+    else:
+        where = f"{result.path}:{result.start_line}-{result.end_line}"
+    label = f" {result.kind} {result.symbol}" if result.mode == "chunk" and result.symbol else ""
+    marker = " [truncated]" if result.truncated else ""
+    return f"── {where}  score {result.score:.4f}{label}{marker}"
+
+
+def body(result: Result) -> str:
+    """Context before, text, context after, as one excerpt; '' without content."""
+    if result.text is None:
+        return ""
+    parts = [result.context_before or "", result.text, result.context_after or ""]
+    text = "".join(p if p.endswith("\n") or not p else p + "\n" for p in parts if p)
+    return text
+
+
+def render_result(result: Result) -> str:
+    """One result as plain text, ending in a newline."""
+    return header(result) + "\n" + body(result)
+
+
+def render_results(results: list[Result]) -> str:
+    """All results, separated by a blank line."""
+    return "\n".join(render_result(r) for r in results)
+
+
+def colorize(results: list[Result]) -> str:
+    """The terminal form of `render_results`: coloured headers, highlighted code."""
+    blocks = []
+    for r in results:
+        text = body(r)
+        if text:
+            text = _highlight(text, r.language)
+        blocks.append(f"{HEADER}{header(r)}{RESET}\n{text}")
+    return "\n".join(blocks)
+
+
+def _highlight(text: str, language: str | None) -> str:
+    try:
+        from pygments import highlight
+        from pygments.formatters import TerminalFormatter
+        from pygments.lexers import get_lexer_by_name
+        from pygments.util import ClassNotFound
+    except ImportError:
+        return text
+    try:
+        lexer = get_lexer_by_name(language or "text", stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return text
+    return highlight(text, lexer, TerminalFormatter())
+
+
+def from_response(response: dict) -> list[Result]:
+    """Results of a query response (any view) back in the shape the renderer reads."""
+    out = []
+    for item in response["results"]:
+        context = item.get("context") or {}
+        out.append(
+            Result(
+                mode=response["mode"], path=item["path"], blob="", score=item["score"],
+                rel=item.get("rel", 0.0), role=item.get("role", ""),
+                start_line=item.get("startLine"), end_line=item.get("endLine"),
+                kind=item.get("kind"), symbol=item.get("symbol"), text=item.get("text"),
+                context_before=context.get("before"), context_after=context.get("after"),
+                truncated=item.get("truncated", False),
+                language=None,
+            )
+        )
+    return out
+
+
+def render_response(response: dict) -> str:
+    text = render_results(from_response(response))
+    omitted = response["omitted"]
+    if omitted["top"] or omitted["budget"]:
+        text += f"({omitted['top']} more below top, {omitted['budget']} cut by the budget)\n"
+    return text if response["results"] else "no results\n"
+
+
+def colorize_response(response: dict) -> str:
+    if not response["results"]:
+        return "no results\n"
+    return colorize(from_response(response))
+
+
+def render_status(report: dict) -> str:
+    lines = [f"database  {report['db']}  ({report['databaseBytes'] / 1e6:.1f} MB)"]
+    model = report["model"]
+    lines.append(f"model     {model.get('name')} ({model.get('dims')} dims, {model.get('pooling')})")
+    lines.append(
+        f"content   {report['blobs']} blobs, {report['sourceBytes'] / 1e6:.1f} MB source, "
+        f"{report['chunks']} chunks, {report['vectors']} vectors"
+    )
+    for snap in report["snapshots"]:
+        where = snap["commit"][:12] if snap["commit"] else "-"
+        branch = f" on {snap['branch']}" if snap["branch"] else ""
+        dirty = " (dirty)" if snap["dirty"] else ""
+        skipped = ", ".join(f"{k} {v}" for k, v in snap["skipped"].items()) or "none"
+        lines.append(
+            f"snapshot  #{snap['id']} {snap['kind']} {where}{branch}{dirty} at {snap['indexedAt']}: "
+            f"{snap['files']} files, {snap['chunks']} chunks, "
+            f"{snap['embeddedShare'] * 100:.0f}% embedded; skipped: {skipped}"
+        )
+    tree = report["workTree"]
+    if tree["indexed"]:
+        state = f"{tree['changed']} file(s) changed since indexed" if tree["changed"] else "unchanged since indexed"
+        lines.append(f"work tree {state}")
+    else:
+        lines.append("work tree not indexed")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,309 @@
+"""`pix query`: the application function that the CLI, aliases and MCP all call.
+
+request -> snapshot -> fused chunks (SQL) -> path filter (inside SQL) -> [file aggregation]
+-> top -> hydration -> character budget -> response dict (schema/query-response.v1.json)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zlib
+from dataclasses import asdict, dataclass, field, fields
+
+from pix.errors import UsageError
+from pix.index import index_repository, locate
+from pix.ingest import scan
+from pix.ingest.embed import check_identity, model_identity
+from pix.output.budget import apply_budget
+from pix.output.result import Result
+from pix.retrieve.aggregate import by_file
+from pix.retrieve.route import CHANNELS, route
+from pix.retrieve.search import RRF_K, Hit, register_functions, search
+from pix.schemas import validate
+from pix.snapshot import Snapshot, changed_files, select_snapshot
+from pix.store import open_store, search_sql
+from pix.store.db import Store
+
+SCHEMA_VERSION = 1
+TOP_MIN, TOP_MAX = 1, 100
+MODES = ("chunk", "file")
+VIEWS = ("minimal", "default", "full")
+FUSIONS = ("rrf", "dbsf")
+
+
+@dataclass
+class QueryRequest:
+    query: str
+    mode: str = "chunk"
+    top: int = 10
+    only_paths: list[str] = field(default_factory=list)
+    ignore_paths: list[str] = field(default_factory=list)
+    no_content: bool = False
+    context_lines: int = 0
+    max_characters: int | None = None
+    view: str = "default"
+    explain: bool = False
+    at: str | None = None
+    fusion: str = "rrf"
+    priors: bool = True
+    channels: list[str] | None = None
+    refresh: bool = False
+
+    # JSON names (schema/query-request.v1.json) <-> field names
+    @staticmethod
+    def json_name(name: str) -> str:
+        head, *rest = name.split("_")
+        return head + "".join(part.title() for part in rest)
+
+    @classmethod
+    def from_json(cls, payload: object) -> QueryRequest:
+        validate(payload, "query-request.v1.json")
+        assert isinstance(payload, dict)
+        names = {cls.json_name(f.name): f.name for f in fields(cls)}
+        return cls(**{names[key]: value for key, value in payload.items()})
+
+    def to_json(self) -> dict:
+        return {self.json_name(k): v for k, v in asdict(self).items()}
+
+
+class QueryEngine:
+    """An open database plus, once needed, the model: what a long-lived server keeps warm."""
+
+    def __init__(self, db: str | None = None, cwd: str | None = None) -> None:
+        self.target = locate(cwd, db)
+        self.store: Store = open_store(self.target.db, create=False)
+        try:
+            check_identity({key: self.store.meta(key) for key in model_identity()})
+        except Exception:
+            self.store.close()
+            raise
+        register_functions(self.store)
+        self._embedder = None
+
+    def close(self) -> None:
+        self.store.close()
+
+    def embedder(self):
+        if self._embedder is None:
+            from pix.ingest.embed import Embedder
+
+            self._embedder = Embedder()
+        return self._embedder
+
+    def query(self, request: QueryRequest) -> dict:
+        return run_query(self, request)
+
+
+def check_request(request: QueryRequest) -> list[str]:
+    """Refuse what cannot be answered; clamp `top` with a warning (as seed 000 keeps)."""
+    if not request.query or not request.query.strip():
+        raise UsageError("the query is empty", hint='pix query "what you are looking for"')
+    for name, value, allowed in (
+        ("mode", request.mode, MODES),
+        ("view", request.view, VIEWS),
+        ("fusion", request.fusion, FUSIONS),
+    ):
+        if value not in allowed:
+            raise UsageError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
+    for name in request.channels or []:
+        if name not in CHANNELS:
+            raise UsageError(f"unknown channel {name!r}; channels are {', '.join(CHANNELS)}")
+    if request.context_lines < 0:
+        raise UsageError("contextLines must be 0 or more")
+    if request.max_characters is not None and request.max_characters < 1:
+        raise UsageError("maxCharacters must be 1 or more")
+    warnings = []
+    if not TOP_MIN <= request.top <= TOP_MAX:
+        clamped = min(max(request.top, TOP_MIN), TOP_MAX)
+        warnings.append(f"top {request.top} is outside {TOP_MIN}-{TOP_MAX}; using {clamped}")
+        request.top = clamped
+    return warnings
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A path glob: `*` within a folder, `**` across folders, `?` one character. A pattern
+    without '/' matches a file name at any depth (`*.py`); one ending in '/' a whole folder."""
+    anchored = "/" in pattern.rstrip("/")
+    if pattern.endswith("/"):
+        pattern += "**"
+    out = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        out.append("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c))
+        i += 1
+    body = "".join(out)
+    return re.compile(("^" if anchored else r"(?:^|.*/)") + body + "$")
+
+
+def filter_paths(store: Store, snapshot_id: int, only: list[str], ignore: list[str]) -> list[str] | None:
+    if not only and not ignore:
+        return None
+    keep = [glob_regex(p) for p in only]
+    drop = [glob_regex(p) for p in ignore]
+    paths = [row[0] for row in store.conn.execute(search_sql.SNAPSHOT_PATHS, (snapshot_id,))]
+    return [
+        p for p in paths
+        if (not keep or any(r.match(p) for r in keep)) and not any(r.match(p) for r in drop)
+    ]
+
+
+def run_query(engine: QueryEngine, request: QueryRequest) -> dict:
+    warnings = check_request(request)
+    store, target = engine.store, engine.target
+    refreshed = None
+    if request.refresh and request.at is None:
+        engine.store.close()
+        report = index_repository(str(target.root), str(target.db), embedder=engine.embedder())
+        refreshed = {"files": report.files, "newBlobs": report.new_blobs}
+        engine.store = store = open_store(target.db, create=False)
+        register_functions(store)
+    with store.read():
+        snapshot = select_snapshot(store, target, request.at)
+        if request.at is None:
+            changed = changed_files(store, target, snapshot)
+            if changed:
+                sample = ", ".join(changed[:3]) + (" …" if len(changed) > 3 else "")
+                warnings.append(
+                    f"{len(changed)} file(s) changed since this snapshot was indexed ({sample}); "
+                    "run with --refresh or `pix index` to include them"
+                )
+        embedded = store.conn.execute(search_sql.EMBEDDED_COUNT, (snapshot.id,)).fetchone()[0]
+        r = route(request.query, request.channels)
+        vector = None
+        if r.weights["dense"] > 0 and embedded:
+            from pix.ingest.embed import quantize
+
+            vector = quantize(engine.embedder().embed_batch([request.query]))[0]
+        elif r.weights["dense"] > 0:
+            warnings.append("no chunk is embedded yet; meaning-based search is off until "
+                            "`pix index` finishes embedding")
+        paths = filter_paths(store, snapshot.id, request.only_paths, request.ignore_paths)
+        hits = search(store, snapshot.id, request.query, r, vector, paths,
+                      request.fusion, request.priors)
+        ranked = by_file(hits) if request.mode == "file" else hits
+        selected = ranked[: request.top]
+        results = _hydrate(store, selected, request, top_score=ranked[0].score if ranked else 0.0)
+    results, budget_cut = apply_budget(results, request.max_characters)
+    response = {
+        "schemaVersion": SCHEMA_VERSION,
+        "mode": request.mode,
+        "query": request.query,
+        "snapshot": snapshot.describe(),
+        "results": [project(res, request, snapshot) for res in results],
+        "omitted": {"top": len(ranked) - len(selected), "budget": budget_cut},
+        "warnings": warnings,
+    }
+    if refreshed:
+        response["refreshed"] = refreshed
+    if request.explain:
+        response["explain"] = {
+            "shape": r.shape,
+            "fusion": request.fusion,
+            "rrfK": RRF_K if request.fusion == "rrf" else None,
+            "weights": r.weights,
+            "priors": request.priors,
+            "candidates": len(hits),
+        }
+    return response
+
+
+def _hydrate(store: Store, hits: list[Hit], request: QueryRequest, top_score: float) -> list[Result]:
+    results = []
+    texts: dict[str, str] = {}
+
+    def file_text(blob: str) -> str:
+        if blob not in texts:
+            content, _ = store.conn.execute(search_sql.BLOB_CONTENT, (blob,)).fetchone()
+            texts[blob] = scan.decode(zlib.decompress(content))
+        return texts[blob]
+
+    chunk_texts = {}
+    if request.mode == "chunk" and not request.no_content:
+        ids = json.dumps([h.chunk_id for h in hits])
+        chunk_texts = {cid: text for cid, text, _ in store.conn.execute(search_sql.CHUNK_TEXTS, (ids,))}
+    for hit in hits:
+        res = Result(
+            mode=request.mode, path=hit.path, blob=hit.blob_sha, score=hit.score,
+            language=hit.language,
+            rel=hit.score / top_score if top_score else 0.0, role=hit.role,
+            explain={"channels": hit.channels, "fused": hit.fused, "role": hit.role},
+        )
+        if request.mode == "chunk":
+            res.start_line, res.end_line = hit.start_line, hit.end_line
+            res.kind, res.symbol = hit.kind, hit.symbol
+            if not request.no_content:
+                res.text = chunk_texts[hit.chunk_id]
+                if request.context_lines:
+                    lines = file_text(hit.blob_sha).splitlines(keepends=True)
+                    n = request.context_lines
+                    res.context_before = "".join(lines[max(hit.start_line - 1 - n, 0): hit.start_line - 1])
+                    res.context_after = "".join(lines[hit.end_line: hit.end_line + n])
+        elif not request.no_content:
+            res.text = file_text(hit.blob_sha)
+        results.append(res)
+    return results
+
+
+def project(res: Result, request: QueryRequest, snapshot: Snapshot) -> dict:
+    """A result in the requested view. File results never carry lines, context or chunks."""
+    out: dict = {"path": res.path}
+    if res.mode == "chunk":
+        out["startLine"], out["endLine"] = res.start_line, res.end_line
+    out["score"] = round(res.score, 6)
+    if request.view != "minimal":
+        out["rel"] = round(res.rel, 4)
+        if res.mode == "chunk":
+            out["kind"] = res.kind
+            out["symbol"] = res.symbol
+        out["citation"] = citation(res, snapshot)
+    if res.text is not None:
+        out["text"] = res.text
+        if res.mode == "chunk" and (res.context_before or res.context_after):
+            out["context"] = {"before": res.context_before or "", "after": res.context_after or ""}
+    if res.truncated:
+        out["truncated"] = True
+    if request.view == "full":
+        out["role"] = res.role
+    if request.explain:
+        out["explain"] = {
+            "score": round(res.score, 6),
+            "fused": round(res.explain["fused"], 6),
+            "role": res.role,
+            "prior": round(res.score / res.explain["fused"], 4) if res.explain["fused"] else 1.0,
+            "channels": {
+                name: {k: (round(v, 6) if isinstance(v, float) else v) for k, v in ch.items()}
+                for name, ch in res.explain["channels"].items()
+            },
+        }
+    return out
+
+
+def citation(res: Result, snapshot: Snapshot) -> dict:
+    """A stable id (blob and lines: the same content cites the same way at any commit), the
+    path, the blob id and the commit of the snapshot read."""
+    span = f":{res.start_line}-{res.end_line}" if res.mode == "chunk" else ""
+    return {
+        "id": f"{res.blob[:12]}{span}",
+        "path": res.path,
+        "blob": res.blob,
+        "commit": snapshot.commit,
+    }
+
+
+def query(request: QueryRequest, db: str | None = None, cwd: str | None = None) -> dict:
+    """One query against the database of `cwd` (or `db`): open, answer, close."""
+    engine = QueryEngine(db=db, cwd=cwd)
+    try:
+        return engine.query(request)
+    finally:
+        engine.close()

@@ -1,0 +1,65 @@
+"""The router: a query's shape decides how much each channel counts.
+
+Shapes, checked in this order:
+- path:       looks like a file path or name (`src/app.py`, `core/`, `termui.py`)
+- identifier: one code name (`Session.request`, `get_user`, `parseJSON`, `HTTPServer`)
+- keywords:   one to three plain words (`redirect cookies`)
+- question:   anything longer, natural language (`why are cookies lost on redirect`)
+
+The weights are the whole policy, in one table, measured on the development set
+(bench/quality.py). Dense understands phrasing; BM25 matches words; ident matches definition names
+and their parts; path matches path components.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+CHANNELS = ("dense", "bm25", "ident", "path")
+
+WEIGHTS: dict[str, dict[str, float]] = {
+    "path": {"dense": 0.5, "bm25": 0.5, "ident": 0.5, "path": 2.0},
+    "identifier": {"dense": 0.5, "bm25": 1.0, "ident": 1.5, "path": 0.5},
+    "keywords": {"dense": 1.0, "bm25": 1.0, "ident": 0.5, "path": 0.5},
+    "question": {"dense": 1.0, "bm25": 1.0, "ident": 0.25, "path": 0.25},
+}
+
+_PATHLIKE = re.compile(r"^[\w.\-]*(/[\w.\-]*)+$|^[\w\-]+\.[A-Za-z0-9]{1,5}$")
+_IDENTIFIER = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*(?:\(\))?$")
+_CODE_NAME = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]|_|\.|::|#|\(\)")
+_FILE_EXTENSION = re.compile(
+    r"\.(py|pyi|js|jsx|ts|tsx|go|rs|java|c|h|cc|cpp|hpp|rb|md|rst|txt|json|ya?ml|toml|cfg|ini"
+    r"|html|css|sh|sql)$"
+)
+
+
+@dataclass(frozen=True)
+class Route:
+    shape: str
+    weights: dict[str, float]
+
+
+def shape_of(query: str) -> str:
+    q = query.strip()
+    words = q.split()
+    if len(words) == 1:
+        if _PATHLIKE.match(q) and (_FILE_EXTENSION.search(q) or "/" in q):
+            return "path"
+        if _IDENTIFIER.match(q) and (_CODE_NAME.search(q) or q.isidentifier()):
+            # A lone plain word (`cookies`) is a keyword; a code-shaped one is an identifier.
+            return "identifier" if _CODE_NAME.search(q) else "keywords"
+        if _PATHLIKE.match(q):
+            return "path"
+    if len(words) <= 3:
+        return "keywords"
+    return "question"
+
+
+def route(query: str, channels: list[str] | None = None) -> Route:
+    """Weights for this query; `channels` keeps only the named ones (the others weigh 0)."""
+    shape = shape_of(query)
+    weights = dict(WEIGHTS[shape])
+    if channels is not None:
+        weights = {name: (w if name in channels else 0.0) for name, w in weights.items()}
+    return Route(shape, weights)

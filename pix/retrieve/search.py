@@ -1,0 +1,93 @@
+"""Run the fused retrieval statement and return the ranked chunk list."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from pix.ingest.terms import query_terms
+from pix.retrieve.priors import ROLE_FACTORS, path_role
+from pix.retrieve.route import CHANNELS, Route
+from pix.store import search_sql
+from pix.store.db import Store
+
+DEPTH = 200  # candidates per channel
+PATH_DEPTH = 20  # files the path channel may name
+RRF_K = 60
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One fused chunk at one path, with each channel's share of its score."""
+
+    path: str
+    chunk_id: int
+    blob_sha: str
+    start_line: int
+    end_line: int
+    kind: str
+    symbol: str | None
+    score: float
+    fused: float
+    role: str
+    language: str
+    channels: dict[str, dict]  # channel -> {rank, score, weight, contribution}
+
+
+def register_functions(store: Store) -> None:
+    store.conn.create_scalar_function("pix_path_role", path_role, 1, deterministic=True)
+
+
+def fts_query(terms: list[str]) -> str:
+    """An FTS5 OR-query of quoted terms; quotes keep FTS5 syntax out of user text."""
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def search(
+    store: Store,
+    snapshot_id: int,
+    query: str,
+    route: Route,
+    query_vector: np.ndarray | None,
+    paths: list[str] | None = None,
+    fusion: str = "rrf",
+    priors: bool = True,
+) -> list[Hit]:
+    """Every candidate of every channel, fused and ordered (score, then path, then line)."""
+    terms = query_terms(query) or [w.lower() for w in query.split() if w.strip()]
+    weights = dict(route.weights)
+    if not terms:
+        weights.update(bm25=0.0, ident=0.0, path=0.0)
+    if query_vector is None:
+        weights["dense"] = 0.0
+        query_vector = np.zeros(384, dtype=np.int8)
+        query_vector[0] = 127  # a valid unit vector; the dense channel is off anyway
+    params = {
+        "snapshot": snapshot_id,
+        "paths": json.dumps(paths) if paths is not None else None,
+        "qvec": query_vector.astype(np.int8).tobytes(),
+        "fts": fts_query(terms) if terms else '"pix-no-terms"',
+        "terms": json.dumps(terms),
+        "depth": DEPTH,
+        "path_depth": PATH_DEPTH,
+        "rrf_k": RRF_K,
+        **{f"w_{name}": float(weights[name]) for name in CHANNELS},
+        "priors": int(priors),
+        **{f"p_{role}": factor for role, factor in ROLE_FACTORS.items() if role != "source"},
+    }
+    statement = search_sql.SEARCH_DBSF if fusion == "dbsf" else search_sql.SEARCH_RRF
+    hits = []
+    for row in store.conn.execute(statement, params):
+        path, chunk_id, blob, start, end, kind, symbol, score, fused, role, language, channels = row
+        hits.append(
+            Hit(
+                path, chunk_id, blob, start, end, kind, symbol, score, fused, role, language,
+                {
+                    name: {"rank": rank, "score": raw, "weight": w, "contribution": part}
+                    for name, rank, raw, w, part in sorted(json.loads(channels))
+                },
+            )
+        )
+    return hits

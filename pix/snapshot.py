@@ -1,0 +1,119 @@
+"""Which snapshot a query reads, and whether the work tree moved on since it was indexed."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from pix.errors import NotIndexedError, UsageError
+from pix.index import Target, excluded_paths
+from pix.ingest import scan
+from pix.store import search_sql, sql
+from pix.store.db import Store
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    id: int
+    kind: str
+    root: str
+    commit: str | None
+    branch: str | None
+    dirty: bool
+    indexed_at: str
+    requested: str | None  # the --at as given; None for "the newest work tree snapshot"
+
+    def describe(self) -> dict:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "commit": self.commit,
+            "branch": self.branch,
+            "dirty": self.dirty,
+            "indexedAt": self.indexed_at,
+            "requestedRef": self.requested,
+            "selection": "exact" if self.requested else "newest",
+        }
+
+
+def _snapshot(row: tuple, requested: str | None) -> Snapshot:
+    sid, kind, root, commit, branch, dirty, created = row
+    return Snapshot(sid, kind, root, commit, branch, bool(dirty), created, requested)
+
+
+def select_snapshot(store: Store, target: Target, at: str | None) -> Snapshot:
+    conn = store.conn
+    if at is None:
+        row = conn.execute(search_sql.NEWEST_WORKTREE_SNAPSHOT, (str(target.root),)).fetchone()
+        if row is None:  # a database copied from elsewhere: its newest work-tree snapshot
+            row = conn.execute(search_sql.NEWEST_ANY_WORKTREE_SNAPSHOT).fetchone()
+        if row is None:
+            raise NotIndexedError(
+                f"{target.db} holds no work-tree snapshot",
+                hint="run `pix index`, or pass --at with an indexed commit",
+            )
+        return _snapshot(row, None)
+    sha = _resolve_at(store, target, at)
+    row = conn.execute(search_sql.SNAPSHOT_FOR_COMMIT, (sha,)).fetchone()
+    if row is None:
+        hint = "index it with `pix index --at " + at + "`"
+        ancestor = _nearest_indexed_ancestor(store, target, sha)
+        if ancestor:
+            hint += f"; the nearest indexed ancestor is {ancestor} (not queried)"
+        raise NotIndexedError(f"commit {sha} is not indexed", hint=hint)
+    return _snapshot(row, at)
+
+
+def _resolve_at(store: Store, target: Target, at: str) -> str:
+    """HEAD, a full sha or a unique prefix, through git when the repository is here, else
+    among the commits the database knows (a copied database works without the repository)."""
+    if target.is_git:
+        return scan.resolve_commit(target.root, at)
+    if at == "HEAD":
+        raise UsageError("--at HEAD needs the git repository; pass a commit sha")
+    if not all(c in "0123456789abcdefABCDEF" for c in at) or not 4 <= len(at) <= 40:
+        raise UsageError(f"--at takes HEAD, a full commit sha or a unique hex prefix, not {at!r}")
+    known = [r[0] for r in store.conn.execute(search_sql.INDEXED_COMMITS)]
+    matches = [sha for sha in known if sha.startswith(at.lower())]
+    if len(matches) > 1:
+        raise UsageError(f"--at {at} is ambiguous: it matches {len(matches)} indexed commits")
+    if not matches:
+        raise NotIndexedError(f"commit {at} is not indexed in {target.db}")
+    return matches[0]
+
+
+def _nearest_indexed_ancestor(store: Store, target: Target, sha: str) -> str | None:
+    if not target.is_git:
+        return None
+    known = {r[0] for r in store.conn.execute(search_sql.INDEXED_COMMITS)}
+    done = subprocess.run(
+        ["git", "-C", str(target.root), "rev-list", "--max-count=2000", sha],
+        capture_output=True, check=False,
+    )
+    for line in done.stdout.decode().split():
+        if line != sha and line in known:
+            return line
+    return None
+
+
+def changed_files(store: Store, target: Target, snapshot: Snapshot) -> list[str]:
+    """Paths added, removed or modified in the work tree since the snapshot was indexed,
+    judged by size and mtime (no file is read). Empty when the snapshot is not of this tree."""
+    if snapshot.kind == "commit" or snapshot.root != str(target.root):
+        return []
+    root = Path(snapshot.root)
+    excluded = excluded_paths(target)
+    listing = (
+        scan.list_worktree(root, excluded) if target.is_git else scan.list_folder(root, excluded)
+    )
+    now = {e.path: (e.size, e.mtime_ns) for e in listing.entries}
+    then = {
+        path: (size, mtime)
+        for path, _, size, mtime in store.conn.execute(sql.SNAPSHOT_FILES, (snapshot.id,))
+    }
+    then.update(
+        (path, (size, mtime))
+        for path, _, size, mtime in store.conn.execute(sql.SNAPSHOT_SKIPPED, (snapshot.id,))
+    )
+    return sorted(p for p in now.keys() | then.keys() if now.get(p) != then.get(p))

@@ -1,0 +1,158 @@
+"""The retrieval statement: four channels and their fusion, in one SQL statement.
+
+Every channel is restricted to `scope`: the chosen snapshot's chunks at paths that pass the
+path filters, so a filtered-out file cannot come back through any channel. Each channel ranks
+at most :depth candidates. Fusion is weighted reciprocal-rank fusion (RRF) or
+distribution-based score fusion (DBSF, each channel's scores scaled by mean ± 3 sd). A path prior
+(`pix_path_role`, a function the connection registers) multiplies the fused score.
+
+Parameters: :snapshot, :paths (JSON array or NULL), :qvec (int8 query vector), :fts (FTS5 query),
+:terms (JSON array of query terms), :depth, :path_depth, :rrf_k, :w_dense, :w_bm25, :w_ident,
+:w_path, :priors (0/1), :p_test, :p_docs, :p_example, :p_vendored.
+"""
+
+_CHANNELS = """
+WITH
+scope AS (
+    SELECT f.path, c.id AS chunk_id
+    FROM snapshot_file f JOIN chunk c ON c.blob_sha = f.blob_sha
+    WHERE f.snapshot_id = :snapshot
+      AND (:paths IS NULL OR f.path IN (SELECT value FROM json_each(:paths)))
+),
+knn AS MATERIALIZED (
+    SELECT chunk_id, distance
+    FROM chunk_vec
+    WHERE embedding MATCH vec_int8(:qvec) AND k = :depth
+      AND chunk_id IN (SELECT chunk_id FROM scope)
+),
+dense AS (
+    SELECT chunk_id, 1.0 - distance AS score,
+           row_number() OVER (ORDER BY distance, chunk_id) AS rank
+    FROM knn
+    WHERE :w_dense > 0
+),
+bm25 AS (
+    SELECT chunk_id, score, row_number() OVER (ORDER BY score DESC, chunk_id) AS rank
+    FROM (
+        SELECT rowid AS chunk_id, -bm25(chunk_fts, 1.0, 0.5) AS score
+        FROM chunk_fts
+        WHERE :w_bm25 > 0 AND chunk_fts MATCH :fts AND rowid IN (SELECT chunk_id FROM scope)
+        ORDER BY bm25(chunk_fts, 1.0, 0.5)
+        LIMIT :depth
+    )
+),
+ident AS (
+    SELECT chunk_id, score, row_number() OVER (ORDER BY score DESC, chunk_id) AS rank
+    FROM (
+        SELECT s.chunk_id, count(DISTINCT s.term) + 0.5 * max(s.whole) AS score
+        FROM symbol s
+        WHERE :w_ident > 0
+          AND s.term IN (SELECT value FROM json_each(:terms))
+          AND s.chunk_id IN (SELECT chunk_id FROM scope)
+        GROUP BY s.chunk_id
+        ORDER BY score DESC, s.chunk_id
+        LIMIT :depth
+    )
+),
+path_hit AS (
+    SELECT path, score, row_number() OVER (ORDER BY score DESC, length(path), path) AS rank
+    FROM (
+        SELECT t.path, count(*) AS score
+        FROM path_term t
+        WHERE :w_path > 0 AND t.snapshot_id = :snapshot
+          AND t.term IN (SELECT value FROM json_each(:terms))
+          AND t.path IN (SELECT path FROM scope)
+        GROUP BY t.path
+        ORDER BY score DESC, length(t.path), t.path
+        LIMIT :path_depth
+    )
+),
+hit(path, chunk_id, channel, rank, score) AS (
+    SELECT s.path, s.chunk_id, 'dense', d.rank, d.score FROM dense d JOIN scope s USING (chunk_id)
+    UNION ALL
+    SELECT s.path, s.chunk_id, 'bm25', b.rank, b.score FROM bm25 b JOIN scope s USING (chunk_id)
+    UNION ALL
+    SELECT s.path, s.chunk_id, 'ident', i.rank, i.score FROM ident i JOIN scope s USING (chunk_id)
+    UNION ALL
+    SELECT s.path, s.chunk_id, 'path', p.rank, p.score FROM path_hit p JOIN scope s USING (path)
+),
+weight(channel, w) AS (
+    VALUES ('dense', :w_dense), ('bm25', :w_bm25), ('ident', :w_ident), ('path', :w_path)
+),
+"""
+
+# RRF: each channel adds w / (k + rank).
+_RRF = """
+contribution AS (
+    SELECT h.path, h.chunk_id, h.channel, h.rank, h.score, w.w AS weight,
+           w.w / (:rrf_k + h.rank) AS part
+    FROM hit h JOIN weight w USING (channel)
+),
+"""
+
+# DBSF: each channel's raw scores scaled to [0, 1] by its own mean ± 3 standard deviations.
+_DBSF = """
+stats AS (
+    SELECT channel, avg(score) AS mean,
+           sqrt(max(avg(score * score) - avg(score) * avg(score), 0.0)) AS sd
+    FROM (SELECT DISTINCT chunk_id, channel, score FROM hit)
+    GROUP BY channel
+),
+contribution AS (
+    SELECT h.path, h.chunk_id, h.channel, h.rank, h.score, w.w AS weight,
+           w.w * CASE WHEN st.sd = 0 THEN 1.0
+                      ELSE min(max((h.score - (st.mean - 3 * st.sd)) / (6 * st.sd), 0.0), 1.0)
+                 END AS part
+    FROM hit h JOIN weight w USING (channel) JOIN stats st USING (channel)
+),
+"""
+
+_FUSE = """
+fused AS (
+    SELECT path, chunk_id, sum(part) AS fused,
+           json_group_array(json_array(channel, rank, score, weight, part)) AS channels
+    FROM contribution
+    WHERE weight > 0
+    GROUP BY path, chunk_id
+),
+prior(role, factor) AS (
+    VALUES ('source', 1.0), ('test', :p_test), ('docs', :p_docs), ('example', :p_example),
+           ('vendored', :p_vendored)
+)
+SELECT f.path, f.chunk_id, c.blob_sha, c.start_line, c.end_line, c.kind, c.symbol,
+       f.fused * CASE WHEN :priors THEN p.factor ELSE 1.0 END AS score,
+       f.fused, r.role, b.language, f.channels
+FROM fused f
+JOIN chunk c ON c.id = f.chunk_id
+JOIN blob b ON b.sha = c.blob_sha
+JOIN (SELECT path, pix_path_role(path) AS role FROM (SELECT DISTINCT path FROM fused)) r
+     USING (path)
+JOIN prior p ON p.role = r.role
+ORDER BY score DESC, f.path, c.start_line, f.chunk_id
+"""
+
+SEARCH_RRF = _CHANNELS + _RRF + _FUSE
+SEARCH_DBSF = _CHANNELS + _DBSF + _FUSE
+
+SNAPSHOT_PATHS = "SELECT path FROM snapshot_file WHERE snapshot_id = ? ORDER BY path"
+CHUNK_TEXTS = "SELECT id, text, context FROM chunk WHERE id IN (SELECT value FROM json_each(?))"
+BLOB_CONTENT = "SELECT content, size FROM blob WHERE sha = ?"
+EMBEDDED_COUNT = """
+SELECT count(*) FROM chunk_vec WHERE chunk_id IN (
+    SELECT c.id FROM chunk c JOIN snapshot_file f ON f.blob_sha = c.blob_sha
+    WHERE f.snapshot_id = ?)
+"""
+NEWEST_WORKTREE_SNAPSHOT = """
+SELECT id, kind, root, commit_sha, branch, dirty, created_at FROM snapshot
+WHERE root = ? AND kind IN ('worktree', 'folder') ORDER BY id DESC LIMIT 1
+"""
+NEWEST_ANY_WORKTREE_SNAPSHOT = """
+SELECT id, kind, root, commit_sha, branch, dirty, created_at FROM snapshot
+WHERE kind IN ('worktree', 'folder') ORDER BY id DESC LIMIT 1
+"""
+SNAPSHOT_FOR_COMMIT = """
+SELECT id, kind, root, commit_sha, branch, dirty, created_at FROM snapshot
+WHERE commit_sha = ? AND (kind = 'commit' OR dirty = 0)
+ORDER BY kind = 'commit' DESC, id DESC LIMIT 1
+"""
+INDEXED_COMMITS = "SELECT DISTINCT commit_sha FROM snapshot WHERE commit_sha IS NOT NULL"
