@@ -28,7 +28,6 @@ from pathlib import Path
 class Sdist:
     package: str
     version: str
-    why: str = ""
 
 
 # Exact pins: a corpus that drifts makes numbers from two runs incomparable.
@@ -36,10 +35,19 @@ CORPORA: dict[str, Sdist] = {
     # The two commitloc development sets (../shared/README.md names these exact versions).
     "requests": Sdist("requests", "2.34.2"),
     "click": Sdist("click", "8.5.1"),
-    # 'large' is for indexing speed only (no queries). Measured with pix's own scanner and
-    # chunker on 2026-11 candidates (indexable files / chunks):
-    #   twisted 26.10.0 ...... see LARGE_NOTE below
-    "large": Sdist("twisted", "26.10.0"),
+    # 'large' is for indexing speed only (it has no queries). It must be real code, >= 1,000
+    # indexable files, and cheap enough to embed in full: the int8 MiniLM runs ~30 chunks/s on
+    # this 2-core machine, and the bench embeds everything twice (pix, then the raw loop), so
+    # ~15,000 chunks (~2 x 8 min) is the ceiling. Measured with pix's scanner and chunker
+    # (indexable files / chunks / MB): twisted 26.10.0 1386 / 25.5k / 14.6 (too many chunks),
+    # sphinx 9.0.4 1802 / 23.7k (half of it .po translations), sqlalchemy 2.1.9 85k chunks,
+    # pygments 2.21.0 57k (test fixtures), ansible-core 2.19.14 25k, jedi 0.20.1 22k (typeshed
+    # stubs), pylint 4.1.4 4320 / 12.3k (mostly 1.5 KB functional-test snippets), networkx 3.6.1
+    # only 892 files, pyinstaller 6.22.3 1401 / 8.8k / 5.7 MB. PyInstaller wins: a real
+    # application (package, ~480 hook modules, tests, a C bootloader with its waf build), mixed
+    # Python/C/rst/YAML/shell so several grammars run, and headroom below the chunk ceiling
+    # if the chunker starts cutting finer.
+    "large": Sdist("pyinstaller", "6.22.3"),
 }
 
 MARKER = "pix-bench-ready"  # inside .git, so it is never a tracked file of the corpus

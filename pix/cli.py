@@ -11,9 +11,9 @@ import json
 import os
 import sys
 from dataclasses import asdict
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -32,24 +32,24 @@ app = typer.Typer(
 )
 
 DbOption = Annotated[
-    Optional[Path], typer.Option("--db", help="Database file (default: $PIX_DB or <root>/.pix.db).")
+    Path | None, typer.Option("--db", help="Database file (default: $PIX_DB or <root>/.pix.db).")
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine output on stdout.")]
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     text = "text"
     json = "json"
     both = "both"
 
 
-class Mode(str, Enum):
+class Mode(StrEnum):
     minimal = "minimal"
     default = "default"
     full = "full"
 
 
-class Fusion(str, Enum):
+class Fusion(StrEnum):
     rrf = "rrf"
     dbsf = "dbsf"
 
@@ -60,12 +60,23 @@ def emit_json(payload: object) -> None:
 
 @app.command()
 def index(
-    path: Annotated[Optional[Path], typer.Argument(help="Repository or folder (default: here).")] = None,
+    path: Annotated[
+        Path | None, typer.Argument(help="Repository or folder (default: here).")
+    ] = None,
     db: DbOption = None,
-    at: Annotated[Optional[str], typer.Option("--at", help="Index this commit's tree exactly (HEAD, sha or prefix).")] = None,
-    max_bytes: Annotated[int, typer.Option("--max-bytes", min=1, help="Skip files larger than this.")] = 1 << 20,
-    no_embed: Annotated[bool, typer.Option("--no-embed", help="Stop after the keyword index.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress or summary on stderr.")] = False,
+    at: Annotated[
+        str | None,
+        typer.Option("--at", help="Index this commit's tree exactly (HEAD, sha or prefix)."),
+    ] = None,
+    max_bytes: Annotated[
+        int, typer.Option("--max-bytes", min=1, help="Skip files larger than this.")
+    ] = 1 << 20,
+    no_embed: Annotated[
+        bool, typer.Option("--no-embed", help="Stop after the keyword index.")
+    ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress or summary on stderr.")
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Index the work tree (or a commit with --at) into the database."""
@@ -73,8 +84,12 @@ def index(
     from pix.progress import Progress
 
     report = index_repository(
-        str(path) if path else None, str(db) if db else None, at, max_bytes,
-        embed=not no_embed, progress=Progress(enabled=None if not quiet else False),
+        str(path) if path else None,
+        str(db) if db else None,
+        at,
+        max_bytes,
+        embed=not no_embed,
+        progress=Progress(enabled=None if not quiet else False),
     )
     if as_json:
         emit_json(asdict(report))
@@ -90,38 +105,95 @@ def index(
 
 @app.command()
 def query(
-    text: Annotated[Optional[str], typer.Argument(help="What to look for.")] = None,
-    file: Annotated[bool, typer.Option("--file", help="Whole files ranked by their strongest chunk.")] = False,
-    top: Annotated[Optional[int], typer.Option("--top", help="Results (unique files with --file); 1-100.")] = None,
-    only_path: Annotated[Optional[list[str]], typer.Option("--only-path", help="Search only paths matching this glob.")] = None,
-    ignore_path: Annotated[Optional[list[str]], typer.Option("--ignore-path", help="Never search paths matching this glob.")] = None,
-    no_content: Annotated[bool, typer.Option("--no-content", help="Paths and scores only.")] = False,
-    context_lines: Annotated[Optional[int], typer.Option("--context-lines", min=0, help="Context around chunks (no effect with --file).")] = None,
-    max_characters: Annotated[Optional[int], typer.Option("--max-characters", min=1, help="Output budget; the last result may be cut, marked [...].")] = None,
-    fmt: Annotated[Format, typer.Option("--format", help="text, json, or both (text on stderr, JSON on stdout).")] = Format.text,
+    text: Annotated[str | None, typer.Argument(help="What to look for.")] = None,
+    file: Annotated[
+        bool, typer.Option("--file", help="Whole files ranked by their strongest chunk.")
+    ] = False,
+    top: Annotated[
+        int | None, typer.Option("--top", help="Results (unique files with --file); 1-100.")
+    ] = None,
+    only_path: Annotated[
+        list[str] | None, typer.Option("--only-path", help="Search only paths matching this glob.")
+    ] = None,
+    ignore_path: Annotated[
+        list[str] | None,
+        typer.Option("--ignore-path", help="Never search paths matching this glob."),
+    ] = None,
+    no_content: Annotated[
+        bool, typer.Option("--no-content", help="Paths and scores only.")
+    ] = False,
+    context_lines: Annotated[
+        int | None,
+        typer.Option(
+            "--context-lines", min=0, help="Context around chunks (no effect with --file)."
+        ),
+    ] = None,
+    max_characters: Annotated[
+        int | None,
+        typer.Option(
+            "--max-characters",
+            min=1,
+            help="Output budget; the last result may be cut, marked [...].",
+        ),
+    ] = None,
+    fmt: Annotated[
+        Format,
+        typer.Option("--format", help="text, json, or both (text on stderr, JSON on stdout)."),
+    ] = Format.text,
     as_json: JsonOption = False,
-    view: Annotated[Mode, typer.Option("--view", help="How much of each result to show.")] = Mode.default,
-    explain: Annotated[bool, typer.Option("--explain", help="Each channel's rank, score, weight and contribution.")] = False,
-    at: Annotated[Optional[str], typer.Option("--at", help="Query this indexed commit exactly.")] = None,
-    fusion: Annotated[Optional[Fusion], typer.Option("--fusion", help="rrf (default) or dbsf.")] = None,
-    no_priors: Annotated[bool, typer.Option("--no-priors", help="Do not demote tests, docs, examples, vendored.")] = False,
-    channel: Annotated[Optional[list[str]], typer.Option("--channel", help="Use only this channel (dense, bm25, ident, path); repeatable.")] = None,
-    refresh: Annotated[bool, typer.Option("--refresh", help="Re-index changed files first.")] = False,
-    input_: Annotated[Optional[str], typer.Option("--input", help="A JSON request from a file, or - for stdin.")] = None,
-    copy: Annotated[bool, typer.Option("--copy", help="Also put the formatted text on the clipboard.")] = False,
+    view: Annotated[
+        Mode | None,
+        typer.Option("--view", help="How much of each result to show (default: default)."),
+    ] = None,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Each channel's rank, score, weight and contribution.")
+    ] = False,
+    at: Annotated[
+        str | None, typer.Option("--at", help="Query this indexed commit exactly.")
+    ] = None,
+    fusion: Annotated[
+        Fusion | None, typer.Option("--fusion", help="rrf (default) or dbsf.")
+    ] = None,
+    no_priors: Annotated[
+        bool, typer.Option("--no-priors", help="Do not demote tests, docs, examples, vendored.")
+    ] = False,
+    channel: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--channel", help="Use only this channel (dense, bm25, ident, path); repeatable."
+        ),
+    ] = None,
+    refresh: Annotated[
+        bool, typer.Option("--refresh", help="Re-index changed files first.")
+    ] = False,
+    input_: Annotated[
+        str | None, typer.Option("--input", help="A JSON request from a file, or - for stdin.")
+    ] = None,
+    copy: Annotated[
+        bool, typer.Option("--copy", help="Also put the formatted text on the clipboard.")
+    ] = False,
     db: DbOption = None,
-    cwd: Annotated[Optional[Path], typer.Option("--cwd", help="Run as if in this folder.")] = None,
+    cwd: Annotated[Path | None, typer.Option("--cwd", help="Run as if in this folder.")] = None,
 ) -> None:
     """Search the index: ranked chunks, or whole files with --file."""
     from pix.query import QueryRequest
     from pix.query import query as run
 
     changing = {
-        "TEXT": text, "--file": file or None, "--top": top, "--only-path": only_path,
-        "--ignore-path": ignore_path, "--no-content": no_content or None,
-        "--context-lines": context_lines, "--max-characters": max_characters,
-        "--explain": explain or None, "--at": at, "--fusion": fusion,
-        "--no-priors": no_priors or None, "--channel": channel, "--refresh": refresh or None,
+        "TEXT": text,
+        "--file": file or None,
+        "--top": top,
+        "--only-path": only_path,
+        "--ignore-path": ignore_path,
+        "--no-content": no_content or None,
+        "--context-lines": context_lines,
+        "--max-characters": max_characters,
+        "--explain": explain or None,
+        "--at": at,
+        "--fusion": fusion,
+        "--no-priors": no_priors or None,
+        "--channel": channel,
+        "--refresh": refresh or None,
     }
     if input_ is not None:
         given = [name for name, value in changing.items() if value]
@@ -134,13 +206,23 @@ def query(
         if text is None:
             raise errors.UsageError("a query is required", hint='pix query "what you look for"')
         request = QueryRequest(
-            query=text, mode="file" if file else "chunk", top=10 if top is None else top,
-            only_paths=only_path or [], ignore_paths=ignore_path or [], no_content=no_content,
-            context_lines=context_lines or 0, max_characters=max_characters, explain=explain,
-            at=at, fusion=(fusion or Fusion.rrf).value, priors=not no_priors,
-            channels=channel or None, refresh=refresh,
+            query=text,
+            mode="file" if file else "chunk",
+            top=10 if top is None else top,
+            only_paths=only_path or [],
+            ignore_paths=ignore_path or [],
+            no_content=no_content,
+            context_lines=context_lines or 0,
+            max_characters=max_characters,
+            explain=explain,
+            at=at,
+            fusion=(fusion or Fusion.rrf).value,
+            priors=not no_priors,
+            channels=channel or None,
+            refresh=refresh,
         )
-    request.view = view.value
+    if view is not None:  # an output option: it may refine an --input request
+        request.view = view.value
     response = run(request, db=str(db) if db else None, cwd=str(cwd) if cwd else None)
     fmt = Format.json if as_json else fmt
     from pix.output import render
@@ -183,8 +265,10 @@ def gc(db: DbOption = None, as_json: JsonOption = False) -> None:
         emit_json(report)
     else:
         removed = report["removed"]
-        typer.echo(f"removed {removed['blobs']} blobs, {removed['chunks']} chunks, "
-                   f"{removed['vectors']} vectors")
+        typer.echo(
+            f"removed {removed['blobs']} blobs, {removed['chunks']} chunks, "
+            f"{removed['vectors']} vectors"
+        )
 
 
 def read_json(source: str) -> object:
@@ -201,8 +285,13 @@ def read_json(source: str) -> object:
 
 
 def _wants_json(argv: list[str]) -> bool:
-    return "--json" in argv or "--format=json" in argv or (
-        "--format" in argv and argv[argv.index("--format") + 1 : argv.index("--format") + 2] == ["json"]
+    return (
+        "--json" in argv
+        or "--format=json" in argv
+        or (
+            "--format" in argv
+            and argv[argv.index("--format") + 1 : argv.index("--format") + 2] == ["json"]
+        )
     )
 
 
@@ -213,7 +302,7 @@ def _fail(error: errors.PixError, argv: list[str]) -> int:
         line = f"pix: error: {error.message}"
         if error.hint:
             line += f" ({error.hint})"
-        sys.stderr.write(line + "\n")
+        sys.stderr.write(" ".join(line.splitlines()) + "\n")
     return error.exit_code
 
 
@@ -236,7 +325,9 @@ def main(argv: list[str] | None = None) -> int:
     except (apsw.CorruptError, apsw.NotADBError) as exc:
         return _fail(errors.DatabaseError(f"the database is corrupt: {exc}"), argv)
     except apsw.BusyError:
-        return _fail(errors.PixError("the database is busy (another pix is writing); try again"), argv)
+        return _fail(
+            errors.PixError("the database is busy (another pix is writing); try again"), argv
+        )
     except BrokenPipeError:
         return 0
     except Exception as exc:  # the last line of defence: one line, never a traceback
@@ -246,7 +337,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _interrupted() -> int:
-    sys.stderr.write("pix: interrupted; what was committed is kept, run the command again to continue\n")
+    sys.stderr.write(
+        "pix: interrupted; what was committed is kept, run the command again to continue\n"
+    )
     return 130
 
 

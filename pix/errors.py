@@ -14,7 +14,8 @@ EXIT_DATABASE = 4
 
 
 class PixError(Exception):
-    """A failure the user can act on. `code` is a stable machine name, `exit_code` the process code."""
+    """A failure the user can act on: `code` is a stable machine name, `exit_code` the
+    process exit code."""
 
     exit_code = EXIT_UNEXPECTED
     code = "unexpected"

@@ -21,8 +21,7 @@ from pix.ingest.chunk import chunk_file, language_for_path
 from pix.ingest.embed import Embedder, check_identity, length_batches, model_identity, quantize
 from pix.ingest.terms import identifier_parts, path_terms, split_identifier
 from pix.progress import Progress
-from pix.store import Store, open_store
-from pix.store import sql
+from pix.store import Store, open_store, sql
 from pix.store.db import now_iso
 
 BATCH_FILES = 400
@@ -95,15 +94,30 @@ def _store_blob(conn, sha: str, path: str, data: bytes) -> int:
     chunks = chunk_file(text, path)
     conn.execute(
         sql.INSERT_BLOB,
-        (sha, len(data), text.count("\n") + (0 if text.endswith("\n") or not text else 1),
-         language, zlib.compress(data, 6)),
+        (
+            sha,
+            len(data),
+            text.count("\n") + (0 if text.endswith("\n") or not text else 1),
+            language,
+            zlib.compress(data, 6),
+        ),
     )
     for seq, ch in enumerate(chunks):
         embed_input = embed_text(ch.context, ch.text)
         conn.execute(
             sql.INSERT_CHUNK,
-            (sha, seq, ch.start_line, ch.end_line, ch.kind, ch.symbol, ch.context, ch.text,
-             identifier_parts(ch.text), hashlib.sha1(embed_input.encode()).hexdigest()),
+            (
+                sha,
+                seq,
+                ch.start_line,
+                ch.end_line,
+                ch.kind,
+                ch.symbol,
+                ch.context,
+                ch.text,
+                identifier_parts(ch.text),
+                hashlib.sha1(embed_input.encode()).hexdigest(),
+            ),
         )
         chunk_id = conn.last_insert_rowid()
         rows = []
@@ -164,8 +178,9 @@ def index_repository(
             t1 = time.perf_counter()
             report.embedded = embed_pending(store, report.snapshot_id, progress, embedder)
             report.seconds["embed"] = round(time.perf_counter() - t1, 3)
-        report.embed_pending = len(store.conn.execute(
-            sql.PENDING_EMBEDDINGS, {"snapshot": report.snapshot_id}).fetchall())
+        report.embed_pending = len(
+            store.conn.execute(sql.PENDING_EMBEDDINGS, {"snapshot": report.snapshot_id}).fetchall()
+        )
         report.db = str(target.db)
         return report
     finally:
@@ -251,8 +266,15 @@ def _keyword_phase(
     with store.write():
         conn.execute(
             sql.INSERT_SNAPSHOT,
-            (listing.kind, root_key, listing.commit_sha, listing.branch, int(dirty), now_iso(),
-             fingerprint),
+            (
+                listing.kind,
+                root_key,
+                listing.commit_sha,
+                listing.branch,
+                int(dirty),
+                now_iso(),
+                fingerprint,
+            ),
         )
         snapshot_id = conn.last_insert_rowid()
         conn.executemany(sql.INSERT_SNAPSHOT_FILE, ((snapshot_id, *f) for f in files))
@@ -268,8 +290,19 @@ def _keyword_phase(
     for _, reason, _, _ in skipped:
         reasons[reason] = reasons.get(reason, 0) + 1
     return IndexReport(
-        snapshot_id, listing.kind, root_key, listing.commit_sha, listing.branch, dirty,
-        len(files), new_blobs, reused, chunks_added, dict(sorted(reasons.items())), 0, 0,
+        snapshot_id,
+        listing.kind,
+        root_key,
+        listing.commit_sha,
+        listing.branch,
+        dirty,
+        len(files),
+        new_blobs,
+        reused,
+        chunks_added,
+        dict(sorted(reasons.items())),
+        0,
+        0,
     )
 
 
@@ -278,8 +311,19 @@ def _report_existing(store: Store, snapshot_id: int, listing: scan.Listing) -> I
     files = conn.execute(sql.SNAPSHOT_FILES, (snapshot_id,)).fetchall()
     reasons = dict(conn.execute(sql.SKIPPED_BY_REASON, (snapshot_id,)).fetchall())
     return IndexReport(
-        snapshot_id, listing.kind, str(listing.root), listing.commit_sha, listing.branch, False,
-        len(files), 0, len(files), 0, reasons, 0, 0,
+        snapshot_id,
+        listing.kind,
+        str(listing.root),
+        listing.commit_sha,
+        listing.branch,
+        False,
+        len(files),
+        0,
+        len(files),
+        0,
+        reasons,
+        0,
+        0,
     )
 
 
@@ -354,7 +398,9 @@ def gc(path: str | None = None, db: str | None = None) -> dict:
         counts = {}
         with store.write():
             for name, statement in (
-                ("vectors", sql.GC_VECTORS), ("chunks", sql.GC_CHUNKS), ("blobs", sql.GC_BLOBS)
+                ("vectors", sql.GC_VECTORS),
+                ("chunks", sql.GC_CHUNKS),
+                ("blobs", sql.GC_BLOBS),
             ):
                 conn.execute(statement)
                 counts[name] = conn.changes()

@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import re
 import zlib
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
+
+import apsw
 
 from pix.errors import UsageError
 from pix.index import index_repository, locate
@@ -92,7 +94,11 @@ class QueryEngine:
         return self._embedder
 
     def query(self, request: QueryRequest) -> dict:
-        return run_query(self, request)
+        try:
+            return run_query(self, replace(request))
+        except apsw.SQLError as exc:
+            self.store.check_integrity()  # a damaged file surfaces as odd SQL errors
+            raise exc
 
 
 def check_request(request: QueryRequest) -> list[str]:
@@ -145,14 +151,17 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
     return re.compile(("^" if anchored else r"(?:^|.*/)") + body + "$")
 
 
-def filter_paths(store: Store, snapshot_id: int, only: list[str], ignore: list[str]) -> list[str] | None:
+def filter_paths(
+    store: Store, snapshot_id: int, only: list[str], ignore: list[str]
+) -> list[str] | None:
     if not only and not ignore:
         return None
     keep = [glob_regex(p) for p in only]
     drop = [glob_regex(p) for p in ignore]
     paths = [row[0] for row in store.conn.execute(search_sql.SNAPSHOT_PATHS, (snapshot_id,))]
     return [
-        p for p in paths
+        p
+        for p in paths
         if (not keep or any(r.match(p) for r in keep)) and not any(r.match(p) for r in drop)
     ]
 
@@ -161,6 +170,8 @@ def run_query(engine: QueryEngine, request: QueryRequest) -> dict:
     warnings = check_request(request)
     store, target = engine.store, engine.target
     refreshed = None
+    if request.refresh and request.at is not None:
+        warnings.append("refresh has no effect with at: a commit's snapshot never changes")
     if request.refresh and request.at is None:
         engine.store.close()
         report = index_repository(str(target.root), str(target.db), embedder=engine.embedder())
@@ -185,11 +196,14 @@ def run_query(engine: QueryEngine, request: QueryRequest) -> dict:
 
             vector = quantize(engine.embedder().embed_batch([request.query]))[0]
         elif r.weights["dense"] > 0:
-            warnings.append("no chunk is embedded yet; meaning-based search is off until "
-                            "`pix index` finishes embedding")
+            warnings.append(
+                "no chunk is embedded yet; meaning-based search is off until "
+                "`pix index` finishes embedding"
+            )
         paths = filter_paths(store, snapshot.id, request.only_paths, request.ignore_paths)
-        hits = search(store, snapshot.id, request.query, r, vector, paths,
-                      request.fusion, request.priors)
+        hits = search(
+            store, snapshot.id, request.query, r, vector, paths, request.fusion, request.priors
+        )
         ranked = by_file(hits) if request.mode == "file" else hits
         selected = ranked[: request.top]
         results = _hydrate(store, selected, request, top_score=ranked[0].score if ranked else 0.0)
@@ -217,7 +231,9 @@ def run_query(engine: QueryEngine, request: QueryRequest) -> dict:
     return response
 
 
-def _hydrate(store: Store, hits: list[Hit], request: QueryRequest, top_score: float) -> list[Result]:
+def _hydrate(
+    store: Store, hits: list[Hit], request: QueryRequest, top_score: float
+) -> list[Result]:
     results = []
     texts: dict[str, str] = {}
 
@@ -230,12 +246,18 @@ def _hydrate(store: Store, hits: list[Hit], request: QueryRequest, top_score: fl
     chunk_texts = {}
     if request.mode == "chunk" and not request.no_content:
         ids = json.dumps([h.chunk_id for h in hits])
-        chunk_texts = {cid: text for cid, text, _ in store.conn.execute(search_sql.CHUNK_TEXTS, (ids,))}
+        chunk_texts = {
+            cid: text for cid, text, _ in store.conn.execute(search_sql.CHUNK_TEXTS, (ids,))
+        }
     for hit in hits:
         res = Result(
-            mode=request.mode, path=hit.path, blob=hit.blob_sha, score=hit.score,
+            mode=request.mode,
+            path=hit.path,
+            blob=hit.blob_sha,
+            score=hit.score,
             language=hit.language,
-            rel=hit.score / top_score if top_score else 0.0, role=hit.role,
+            rel=hit.score / top_score if top_score else 0.0,
+            role=hit.role,
             explain={"channels": hit.channels, "fused": hit.fused, "role": hit.role},
         )
         if request.mode == "chunk":
@@ -246,8 +268,10 @@ def _hydrate(store: Store, hits: list[Hit], request: QueryRequest, top_score: fl
                 if request.context_lines:
                     lines = file_text(hit.blob_sha).splitlines(keepends=True)
                     n = request.context_lines
-                    res.context_before = "".join(lines[max(hit.start_line - 1 - n, 0): hit.start_line - 1])
-                    res.context_after = "".join(lines[hit.end_line: hit.end_line + n])
+                    res.context_before = "".join(
+                        lines[max(hit.start_line - 1 - n, 0) : hit.start_line - 1]
+                    )
+                    res.context_after = "".join(lines[hit.end_line : hit.end_line + n])
         elif not request.no_content:
             res.text = file_text(hit.blob_sha)
         results.append(res)
@@ -260,12 +284,12 @@ def project(res: Result, request: QueryRequest, snapshot: Snapshot) -> dict:
     if res.mode == "chunk":
         out["startLine"], out["endLine"] = res.start_line, res.end_line
     out["score"] = round(res.score, 6)
+    out["citation"] = citation(res, snapshot)
     if request.view != "minimal":
         out["rel"] = round(res.rel, 4)
         if res.mode == "chunk":
             out["kind"] = res.kind
             out["symbol"] = res.symbol
-        out["citation"] = citation(res, snapshot)
     if res.text is not None:
         out["text"] = res.text
         if res.mode == "chunk" and (res.context_before or res.context_after):
@@ -289,11 +313,11 @@ def project(res: Result, request: QueryRequest, snapshot: Snapshot) -> dict:
 
 
 def citation(res: Result, snapshot: Snapshot) -> dict:
-    """A stable id (blob and lines: the same content cites the same way at any commit), the
-    path, the blob id and the commit of the snapshot read."""
-    span = f":{res.start_line}-{res.end_line}" if res.mode == "chunk" else ""
+    """A stable id (path, content and lines: the same text at the same path cites the same way
+    at any commit), the path, the blob id and the commit of the snapshot read."""
+    span = f"#L{res.start_line}-L{res.end_line}" if res.mode == "chunk" else ""
     return {
-        "id": f"{res.blob[:12]}{span}",
+        "id": f"{res.path}@{res.blob[:12]}{span}",
         "path": res.path,
         "blob": res.blob,
         "commit": snapshot.commit,

@@ -89,7 +89,8 @@ def _nearest_indexed_ancestor(store: Store, target: Target, sha: str) -> str | N
     known = {r[0] for r in store.conn.execute(search_sql.INDEXED_COMMITS)}
     done = subprocess.run(
         ["git", "-C", str(target.root), "rev-list", "--max-count=2000", sha],
-        capture_output=True, check=False,
+        capture_output=True,
+        check=False,
     )
     for line in done.stdout.decode().split():
         if line != sha and line in known:

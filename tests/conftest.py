@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pix.ingest.embed import Embedder
 from pix.index import index_repository
+from pix.ingest.embed import Embedder
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "pix tests",
@@ -26,7 +26,10 @@ GIT_ENV = {
 def git(repo: Path, *args: str) -> str:
     done = subprocess.run(
         ["git", "-C", str(repo), *args],
-        capture_output=True, text=True, check=True, env={**os.environ, **GIT_ENV},
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, **GIT_ENV},
     )
     return done.stdout.strip()
 
@@ -84,7 +87,10 @@ def pix(*args: str, cwd: Path | None = None, stdin: str | None = None, env: dict
     """The real command line, in a child process: (exit code, stdout, stderr)."""
     done = subprocess.run(
         [sys.executable, "-m", "pix.cli", *args],
-        cwd=cwd, input=stdin, capture_output=True, text=True,
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
         env={**os.environ, **GIT_ENV, **(env or {})},
     )
     return done.returncode, done.stdout, done.stderr

@@ -226,7 +226,7 @@ class _CodeChunker:
         out: list[Node] = []
         for child in node.named_children:
             if child == body or child.type in ts.FLATTEN:
-                out.extend(self.items(child) if child.type in ts.FLATTEN else _flat(child))
+                out.extend(_flat(child))
             else:
                 out.append(child)
         return out
@@ -283,7 +283,12 @@ class _CodeChunker:
         return units
 
     def make_unit(
-        self, outer: Node, node: Node, name_node: Node | None, start: int, prefix: str,
+        self,
+        outer: Node,
+        node: Node,
+        name_node: Node | None,
+        start: int,
+        prefix: str,
         in_class: bool,
     ) -> _Unit | None:
         if name_node is not None:
@@ -320,8 +325,16 @@ class _CodeChunker:
         return self.layout(units, 0, len(self.f.lines) - 1, root, "module", None, None, None, -1)
 
     def layout(
-        self, units: list[_Unit], lo: int, hi: int, node: Node, kind: str, symbol: str | None,
-        first_ctx: str | None, ctx: str | None, head_end: int,
+        self,
+        units: list[_Unit],
+        lo: int,
+        hi: int,
+        node: Node,
+        kind: str,
+        symbol: str | None,
+        first_ctx: str | None,
+        ctx: str | None,
+        head_end: int,
     ) -> list[_Piece]:
         """Pieces for rows lo..hi: each unit laid out on its own, the rows between units cut
         as `kind`/`symbol` code (a class header and fields, or module code). The first piece
@@ -355,7 +368,8 @@ class _CodeChunker:
         if self.f.size(start, end) <= self.f.max:
             return [_Piece(start, end, unit.kind, unit.symbol, parent, unit.all_names())]
         sig = self.f.signature(unit.sig)
-        own = f"{parent}\n{sig}" if parent else sig
+        # Enclosing signatures first, unless that would bury the unit's own one.
+        own = f"{parent}\n{sig}" if parent and len(parent) + len(sig) < 2 * CONTEXT_CHARS else sig
         pieces = self.layout(
             unit.members, start, end, unit.outer, unit.kind, unit.symbol, parent, own, unit.sig[1]
         )
@@ -372,11 +386,7 @@ class _CodeChunker:
         rank: dict[int, int] = {}
         if self.f.size(lo, hi) <= self.f.max:
             return rank
-        if node.id not in self._kids:  # module code between many units: find the range fast
-            kids = node.named_children
-            self._kids[node.id] = (kids, [k.end_point[0] for k in kids])
-        kids, ends = self._kids[node.id]
-        stack = [(kids[bisect.bisect_left(ends, lo) :], 0)]
+        stack = [(self.children_from(node, lo), 0)]
         while stack:
             children, depth = stack.pop()
             glued, prev_end = -2, -1
@@ -390,11 +400,24 @@ class _CodeChunker:
                     if not block and first >= lo and first != glued and rank.get(first, 99) > d:
                         rank[first] = d
                     if last > first and d < _MAX_DEPTH:
-                        stack.append((child.named_children, d))
+                        stack.append((self.children_from(child, lo), d))
                 own_line = child.type in ts.PREFIX and first > prev_end
                 prev_end = ts.end_row(child)
                 glued = prev_end + 1 if own_line else -2
         return rank
+
+    def children_from(self, node: Node, lo: int) -> list[Node]:
+        """Named children of `node` from the first one reaching row lo. Long child lists (a
+        module, a big class body) are cached with their end rows, so that cutting many ranges
+        out of one container does not rescan it each time."""
+        hit = self._kids.get(node.id)
+        if hit is None:
+            kids = node.named_children
+            if len(kids) < 32:
+                return kids
+            hit = self._kids[node.id] = (kids, [k.end_point[0] for k in kids])
+        kids, ends = hit
+        return kids[bisect.bisect_left(ends, lo) :]
 
 
 def _flat(node: Node) -> list[Node]:
@@ -432,8 +455,10 @@ def _merge(f: _File, pieces: list[_Piece]) -> list[_Piece]:
         if out:
             q = out[-1]
             small = (
-                f.size(q.start, q.end) < f.min or f.size(p.start, p.end) < f.min
-                or f.blank(p.start, p.end) or f.blank(q.start, q.end)
+                f.size(q.start, q.end) < f.min
+                or f.size(p.start, p.end) < f.min
+                or f.blank(p.start, p.end)
+                or f.blank(q.start, q.end)
             )
             if small and p.start == q.end + 1 and f.size(q.start, p.end) <= f.max:
                 if f.size(p.start, p.end) > f.size(q.start, q.end):
@@ -477,31 +502,36 @@ def _markdown_headings(lines: list[str]) -> list[tuple[int, str]]:
             continue
         prev = lines[i - 1] if i else ""
         if (
-            _SETEXT.match(line) and prev.strip() and not _ATX.match(prev)
-            and not _FENCE.match(prev) and not _LIST_OR_QUOTE.match(prev)
-            and not _SETEXT.match(prev) and (not heads or heads[-1][0] != i - 1)
+            _SETEXT.match(line)
+            and prev.strip()
+            and not _ATX.match(prev)
+            and not _FENCE.match(prev)
+            and not _LIST_OR_QUOTE.match(prev)
+            and not _SETEXT.match(prev)
+            and (not heads or heads[-1][0] != i - 1)
         ):
             heads.append((i - 1, prev.strip()))
     return heads
 
 
 def _rst_headings(lines: list[str]) -> list[tuple[int, str]]:
+    """Rows of section titles: a title line under- (and maybe over-) lined with one repeated
+    punctuation character, at least as long as the title."""
     heads: list[tuple[int, str]] = []
-    i = 0
-    while i + 1 < len(lines):
+    taken = -1  # last row already used as an adornment
+    for i in range(len(lines) - 1):
         title, under = lines[i], lines[i + 1]
-        m = _RST_ADORN.match(under)
-        over = i > 0 and lines[i - 1].rstrip() == under.rstrip()
+        if i <= taken or not title.strip() or not _RST_ADORN.match(under):
+            continue
+        over = i - 1 > taken and lines[i - 1].rstrip() == under.rstrip()
         if (
-            m and title.strip() and not _RST_ADORN.match(title)
+            not _RST_ADORN.match(title)
             and len(under.rstrip()) >= len(title.rstrip())
             and (over or not title[0].isspace())
             and (over or i == 0 or not lines[i - 1].strip())
         ):
             heads.append((i - 1 if over else i, title.strip()))
-            i += 2
-            continue
-        i += 1
+            taken = i + 1
     return heads
 
 
@@ -573,7 +603,5 @@ def _parsed_enough(root: Node, n_lines: int) -> bool:
         return False
     if not root.has_error:
         return True
-    broken = sum(
-        ts.end_row(c) - c.start_point[0] + 1 for c in root.children if c.type == "ERROR"
-    )
+    broken = sum(ts.end_row(c) - c.start_point[0] + 1 for c in root.children if c.type == "ERROR")
     return broken * 2 <= n_lines

@@ -97,11 +97,15 @@ def head_commit(root: Path) -> tuple[str | None, str | None]:
     if done.returncode != 0:
         return None, None
     sha = done.stdout.decode().strip()
-    branch = subprocess.run(
-        ["git", "-C", str(root), "symbolic-ref", "-q", "--short", "HEAD"],
-        capture_output=True,
-        check=False,
-    ).stdout.decode().strip()
+    branch = (
+        subprocess.run(
+            ["git", "-C", str(root), "symbolic-ref", "-q", "--short", "HEAD"],
+            capture_output=True,
+            check=False,
+        )
+        .stdout.decode()
+        .strip()
+    )
     return sha, branch or None
 
 
@@ -145,9 +149,19 @@ def list_folder(root: Path, excluded: frozenset[str] = frozenset()) -> Listing:
     with tempfile.TemporaryDirectory(prefix="pix-gitdir-") as gitdir:
         subprocess.run(["git", "init", "-q", "--bare", gitdir], check=True, capture_output=True)
         done = subprocess.run(
-            ["git", f"--git-dir={gitdir}", f"--work-tree={root}", "-C", str(root),
-             "ls-files", "-z", "--others", "--exclude-standard"],
-            capture_output=True, check=False,
+            [
+                "git",
+                f"--git-dir={gitdir}",
+                f"--work-tree={root}",
+                "-C",
+                str(root),
+                "ls-files",
+                "-z",
+                "--others",
+                "--exclude-standard",
+            ],
+            capture_output=True,
+            check=False,
         )
     if done.returncode != 0:
         raise UsageError(f"cannot list {root}: {done.stderr.decode(errors='replace').strip()}")

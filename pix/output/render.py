@@ -76,11 +76,19 @@ def from_response(response: dict) -> list[Result]:
         context = item.get("context") or {}
         out.append(
             Result(
-                mode=response["mode"], path=item["path"], blob="", score=item["score"],
-                rel=item.get("rel", 0.0), role=item.get("role", ""),
-                start_line=item.get("startLine"), end_line=item.get("endLine"),
-                kind=item.get("kind"), symbol=item.get("symbol"), text=item.get("text"),
-                context_before=context.get("before"), context_after=context.get("after"),
+                mode=response["mode"],
+                path=item["path"],
+                blob="",
+                score=item["score"],
+                rel=item.get("rel", 0.0),
+                role=item.get("role", ""),
+                start_line=item.get("startLine"),
+                end_line=item.get("endLine"),
+                kind=item.get("kind"),
+                symbol=item.get("symbol"),
+                text=item.get("text"),
+                context_before=context.get("before"),
+                context_after=context.get("after"),
                 truncated=item.get("truncated", False),
                 language=None,
             )
@@ -105,7 +113,9 @@ def colorize_response(response: dict) -> str:
 def render_status(report: dict) -> str:
     lines = [f"database  {report['db']}  ({report['databaseBytes'] / 1e6:.1f} MB)"]
     model = report["model"]
-    lines.append(f"model     {model.get('name')} ({model.get('dims')} dims, {model.get('pooling')})")
+    lines.append(
+        f"model     {model.get('name')} ({model.get('dims')} dims, {model.get('pooling')})"
+    )
     lines.append(
         f"content   {report['blobs']} blobs, {report['sourceBytes'] / 1e6:.1f} MB source, "
         f"{report['chunks']} chunks, {report['vectors']} vectors"
@@ -116,13 +126,18 @@ def render_status(report: dict) -> str:
         dirty = " (dirty)" if snap["dirty"] else ""
         skipped = ", ".join(f"{k} {v}" for k, v in snap["skipped"].items()) or "none"
         lines.append(
-            f"snapshot  #{snap['id']} {snap['kind']} {where}{branch}{dirty} at {snap['indexedAt']}: "
+            f"snapshot  #{snap['id']} {snap['kind']} {where}{branch}{dirty} "
+            f"at {snap['indexedAt']}: "
             f"{snap['files']} files, {snap['chunks']} chunks, "
             f"{snap['embeddedShare'] * 100:.0f}% embedded; skipped: {skipped}"
         )
     tree = report["workTree"]
     if tree["indexed"]:
-        state = f"{tree['changed']} file(s) changed since indexed" if tree["changed"] else "unchanged since indexed"
+        state = (
+            f"{tree['changed']} file(s) changed since indexed"
+            if tree["changed"]
+            else "unchanged since indexed"
+        )
         lines.append(f"work tree {state}")
     else:
         lines.append("work tree not indexed")

@@ -83,7 +83,17 @@ def search(
         path, chunk_id, blob, start, end, kind, symbol, score, fused, role, language, channels = row
         hits.append(
             Hit(
-                path, chunk_id, blob, start, end, kind, symbol, score, fused, role, language,
+                path,
+                chunk_id,
+                blob,
+                start,
+                end,
+                kind,
+                symbol,
+                score,
+                fused,
+                role,
+                language,
                 {
                     name: {"rank": rank, "score": raw, "weight": w, "contribution": part}
                     for name, rank, raw, w, part in sorted(json.loads(channels))

@@ -30,7 +30,10 @@ LIST_TABLES = "SELECT name FROM sqlite_master WHERE type = 'table'"
 APPLIED_MIGRATIONS = "SELECT name FROM migration ORDER BY name"
 RECORD_MIGRATION = "INSERT INTO migration(name, applied_at) VALUES (?, ?)"
 GET_META = "SELECT value FROM meta WHERE key = ?"
-SET_META = "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+SET_META = """
+INSERT INTO meta(key, value) VALUES (?, ?)
+ON CONFLICT(key) DO UPDATE SET value = excluded.value
+"""
 
 
 def known_migrations() -> list[Path]:
@@ -78,6 +81,18 @@ class Store:
             yield self.conn
         finally:
             self.conn.execute("COMMIT")
+
+    def check_integrity(self) -> None:
+        """Raise DatabaseError if SQLite finds the file damaged."""
+        try:
+            verdict = self.conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+        except SQLITE_FAILURES + (apsw.SQLError,) as exc:
+            verdict = str(exc)
+        if verdict != "ok":
+            detail = " ".join(verdict.replace("*** in database main ***", "").split())
+            raise DatabaseError(
+                f"{self.path} is damaged ({detail})", hint="delete it and run pix index again"
+            )
 
     def meta(self, key: str) -> str | None:
         row = self.conn.execute(GET_META, (key,)).fetchone()

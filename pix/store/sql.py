@@ -5,8 +5,9 @@ INSERT_BLOB = """
 INSERT INTO blob(sha, size, line_count, language, content) VALUES (?, ?, ?, ?, ?)
 """
 INSERT_CHUNK = """
-INSERT INTO chunk(blob_sha, seq, start_line, end_line, kind, symbol, context, text, parts, embed_sha)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO chunk(
+    blob_sha, seq, start_line, end_line, kind, symbol, context, text, parts, embed_sha
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 INSERT_SYMBOL = "INSERT OR IGNORE INTO symbol(chunk_id, name, term, whole) VALUES (?, ?, ?, ?)"
 

@@ -1,0 +1,490 @@
+"""`pix query` on the command line: the real process, its stdout, stderr, exit code and clipboard.
+
+One small repository is indexed once per module with the real model; every command runs as a
+child process (`pix()` / `pix_json()` from conftest). The clipboard is a fake backend:
+PIX_CLIPBOARD is a shell command that writes stdin to a file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import sqlite3
+from pathlib import Path
+
+import jsonschema
+import pytest
+from conftest import commit, git, pix, pix_json, write
+
+from pix.index import index_repository
+
+SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schema"
+RESPONSE_SCHEMA = json.loads((SCHEMA_DIR / "query-response.v1.json").read_text(encoding="utf-8"))
+ERROR_SCHEMA = json.loads((SCHEMA_DIR / "error.v1.json").read_text(encoding="utf-8"))
+EXIT_FOR_CODE = {"unexpected": 1, "bad_input": 2, "not_indexed": 3, "unusable_database": 4}
+
+TABLES = '''def parse_csv_rows(handle, delimiter=","):
+    """Read rows of comma separated values from an open text handle."""
+    rows = []
+    for number, line in enumerate(handle):
+        line = line.rstrip("\\n")
+        if not line or line.startswith("#"):
+            continue
+        fields = [field.strip() for field in line.split(delimiter)]
+        if len(fields) < 2:
+            raise ValueError(f"line {number}: expected at least two fields")
+        rows.append(fields)
+    return rows
+
+
+def render_table(rows, width=12):
+    """Format a table of rows as fixed width text for a terminal."""
+    out = []
+    for row in rows:
+        out.append(" | ".join(str(cell).ljust(width) for cell in row))
+    return "\\n".join(out)
+
+
+def convert_celsius_to_fahrenheit(celsius):
+    """Convert a temperature in degrees Celsius to degrees Fahrenheit."""
+    fahrenheit = celsius * 9 / 5 + 32
+    if fahrenheit < -459.67:
+        raise ValueError("temperature below absolute zero")
+    return round(fahrenheit, 2)
+'''
+
+WEATHER = '''def average_temperature(readings):
+    """Mean of the temperature readings of one weather station, in degrees Celsius."""
+    values = [r for r in readings if r is not None]
+    if not values:
+        raise ValueError("no temperature readings")
+    return sum(values) / len(values)
+
+
+def hottest_day(days):
+    """The day with the highest temperature reading."""
+    return max(days, key=lambda day: day.temperature)
+'''
+
+MAILER = '''import smtplib
+
+
+def send_welcome_email(address, name):
+    """Send the welcome message to a newly registered user over SMTP."""
+    body = f"Hello {name}, welcome aboard."
+    with smtplib.SMTP("localhost") as server:
+        server.sendmail("noreply@example.invalid", [address], body)
+    return True
+'''
+
+FILES = {"src/tables.py": TABLES, "src/weather.py": WEATHER, "src/mailer.py": MAILER}
+CELSIUS = "convert celsius to fahrenheit"
+HEADER = re.compile(r"^── (?P<path>[^\s:]+)(?::(?P<start>\d+)-(?P<end>\d+))?  score \d+\.\d+")
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory, embedder) -> Path:
+    root = tmp_path_factory.mktemp("cli") / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    write(root, FILES)
+    commit(root, "initial")
+    index_repository(str(root), embedder=embedder)
+    return root
+
+
+@pytest.fixture(scope="module")
+def unindexed(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("cli") / "unindexed"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    write(root, {"a.py": "def a():\n    return 1\n"})
+    commit(root, "initial")
+    return root
+
+
+def run(*args: str, cwd: Path, stdin: str | None = None, env: dict | None = None):
+    code, out, err = pix("query", *args, cwd=cwd, stdin=stdin, env=env)
+    assert "Traceback" not in err, err
+    assert "Traceback" not in out, out
+    return code, out, err
+
+
+def run_json(*args: str, cwd: Path, stdin: str | None = None, env: dict | None = None) -> dict:
+    code, out, err = run(*args, "--json", cwd=cwd, stdin=stdin, env=env)
+    assert code == 0, (out, err)
+    response = json.loads(out)
+    jsonschema.validate(response, RESPONSE_SCHEMA)
+    return response
+
+
+def headers(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("── ")]
+
+
+def expected_header_prefix(result: dict, mode: str) -> str:
+    if mode == "file":
+        return f"── {result['path']}  score "
+    return f"── {result['path']}:{result['startLine']}-{result['endLine']}  score "
+
+
+def clipboard(tmp_path: Path) -> tuple[dict, Path]:
+    target = tmp_path / "clipboard.txt"
+    command = f"sh -c {shlex.quote('cat > ' + shlex.quote(str(target)))}"
+    return {"PIX_CLIPBOARD": command}, target
+
+
+# -- human output ------------------------------------------------------------------------------
+
+
+def test_text_output_has_a_path_and_line_header_per_chunk(repo):
+    code, out, err = run(CELSIUS, "--top", "2", cwd=repo)
+    assert code == 0, err
+    response = run_json(CELSIUS, "--top", "2", cwd=repo)
+    lines = headers(out)
+    assert len(lines) == 2
+    for line, result in zip(lines, response["results"], strict=True):
+        assert line.startswith(expected_header_prefix(result, "chunk")), line
+        assert HEADER.match(line)
+    first = response["results"][0]
+    assert (first["path"], first["startLine"], first["endLine"]) == ("src/tables.py", 23, 28)
+    assert lines[0].startswith("── src/tables.py:23-28  score ")
+    # The chunk text follows its header, verbatim.
+    assert first["text"] in out
+    assert out.index(lines[0]) < out.index(first["text"]) < out.index(lines[1])
+    assert not out.lstrip().startswith("{")
+    assert "warning" not in err
+
+
+def test_file_flag_prints_whole_files_under_path_headers(repo):
+    code, out, err = run(CELSIUS, "--file", "--top", "2", cwd=repo)
+    assert code == 0, err
+    lines = headers(out)
+    assert len(lines) == 2
+    assert lines[0].startswith("── src/tables.py  score ")
+    assert all(HEADER.match(line) and HEADER.match(line)["start"] is None for line in lines)
+    assert TABLES in out  # the complete file, lines outside the matching chunk included
+    response = run_json(CELSIUS, "--file", "--top", "2", cwd=repo)
+    assert response["mode"] == "file"
+    assert [r["path"] for r in response["results"]] == [
+        HEADER.match(line)["path"] for line in lines
+    ]
+    assert response["results"][0]["text"] == TABLES
+
+
+def test_no_content_text_output_is_headers_only(repo):
+    code, out, _ = run(CELSIUS, "--file", "--no-content", "--top", "3", cwd=repo)
+    assert code == 0
+    assert len(headers(out)) == 3
+    assert "def " not in out
+
+
+def test_json_output(repo):
+    response = run_json(CELSIUS, "--top", "3", cwd=repo)
+    assert response["mode"] == "chunk"
+    assert response["query"] == CELSIUS
+    assert response["results"][0]["symbol"] == "convert_celsius_to_fahrenheit"
+    assert len(response["results"]) == 3
+    assert response["omitted"]["budget"] == 0
+    assert response["warnings"] == []
+    # --format json is the same as --json.
+    code, out, err = run(CELSIUS, "--top", "3", "--format", "json", cwd=repo)
+    assert code == 0
+    assert json.loads(out) == response
+
+
+def test_format_both_puts_json_on_stdout_and_text_on_stderr(repo):
+    code, out, err = run(CELSIUS, "--top", "2", "--format", "both", cwd=repo)
+    assert code == 0
+    response = json.loads(out)  # stdout is JSON and nothing else
+    jsonschema.validate(response, RESPONSE_SCHEMA)
+    assert headers(out) == []
+    lines = headers(err)
+    assert len(lines) == 2
+    for line, result in zip(lines, response["results"], strict=True):
+        assert line.startswith(expected_header_prefix(result, "chunk"))
+
+
+def test_cwd_and_db_options_reach_the_same_index(repo, tmp_path):
+    here = run_json(CELSIUS, "--top", "2", cwd=repo)
+    elsewhere = run_json(CELSIUS, "--top", "2", "--cwd", str(repo), cwd=tmp_path)
+    assert elsewhere == here
+    by_db = run_json(CELSIUS, "--top", "2", "--db", str(repo / ".pix.db"), cwd=repo)
+    assert by_db["results"] == here["results"]
+
+
+def test_max_characters_on_the_command_line(repo):
+    code, out, _ = run(
+        "temperature readings", "--file", "--top", "3", "--max-characters", "300", cwd=repo
+    )
+    assert code == 0
+    response = run_json(
+        "temperature readings", "--file", "--top", "3", "--max-characters", "300", cwd=repo
+    )
+    assert len(response["results"]) == 1
+    assert response["results"][0]["truncated"] is True
+    assert response["results"][0]["text"].endswith("[...]")
+    assert response["omitted"]["budget"] == 2
+    # The rendered results fit the budget (a closing summary line may follow them).
+    lines = out.splitlines(keepends=True)
+    body = "".join(lines[:-1]) if lines[-1].startswith("(") else out
+    assert len(headers(out)) == 1
+    assert "[...]" in body
+    assert len(body) <= 300, len(body)
+
+
+# -- clipboard ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode_args", [[], ["--file"]], ids=["chunk", "file"])
+def test_copy_puts_the_formatted_text_on_the_clipboard(repo, tmp_path, mode_args):
+    env, target = clipboard(tmp_path)
+    code, printed, _ = run(CELSIUS, "--top", "2", *mode_args, cwd=repo)
+    assert code == 0
+    code, out, err = run(CELSIUS, "--top", "2", *mode_args, "--copy", cwd=repo, env=env)
+    assert code == 0, err
+    copied = target.read_text(encoding="utf-8")
+    assert copied == printed == out
+    assert len(headers(copied)) == 2
+    if mode_args:
+        assert TABLES in copied
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(copied)
+
+
+@pytest.mark.parametrize("mode_args", [[], ["--file"]], ids=["chunk", "file"])
+def test_copy_with_json_output_still_copies_text(repo, tmp_path, mode_args):
+    env, target = clipboard(tmp_path)
+    code, printed, _ = run(CELSIUS, "--top", "2", *mode_args, cwd=repo)
+    code, out, err = run(CELSIUS, "--top", "2", *mode_args, "--copy", "--json", cwd=repo, env=env)
+    assert code == 0, err
+    json.loads(out)  # stdout stays JSON
+    copied = target.read_text(encoding="utf-8")
+    assert copied == printed
+    assert not copied.lstrip().startswith("{")
+
+
+def test_a_failing_clipboard_command_is_a_one_line_error(repo):
+    code, out, err = run(
+        CELSIUS, "--top", "1", "--copy", cwd=repo, env={"PIX_CLIPBOARD": "sh -c 'exit 7'"}
+    )
+    assert code == 1
+    assert err.startswith("pix: error:")
+    assert err.count("\n") == 1
+
+
+# -- --input -----------------------------------------------------------------------------------
+
+
+REQUEST = {"query": CELSIUS, "mode": "file", "top": 2, "noContent": True}
+
+
+def test_input_from_a_file_equals_the_same_flags(repo, tmp_path):
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(REQUEST), encoding="utf-8")
+    from_file = run_json("--input", str(path), cwd=repo)
+    from_flags = run_json(CELSIUS, "--file", "--top", "2", "--no-content", cwd=repo)
+    assert from_file == from_flags
+    assert from_file["mode"] == "file"
+    assert [r["path"] for r in from_file["results"]][0] == "src/tables.py"
+    assert all("text" not in r for r in from_file["results"])
+
+
+def test_input_from_stdin(repo):
+    from_stdin = run_json("--input", "-", cwd=repo, stdin=json.dumps(REQUEST))
+    from_flags = run_json(CELSIUS, "--file", "--top", "2", "--no-content", cwd=repo)
+    assert from_stdin == from_flags
+
+
+def test_input_text_output_and_output_only_flags_are_allowed(repo):
+    code, out, err = run(
+        "--input", "-", "--format", "text", "--view", "full", cwd=repo, stdin=json.dumps(REQUEST)
+    )
+    assert code == 0, err
+    assert len(headers(out)) == 2
+    response = run_json("--input", "-", "--view", "full", cwd=repo, stdin=json.dumps(REQUEST))
+    assert all(r["role"] == "source" for r in response["results"])
+
+
+def test_input_keeps_the_view_of_the_request(repo):
+    """The request schema has `view`; without --view on the command line it must be honoured."""
+    request = {"query": CELSIUS, "top": 2, "view": "minimal"}
+    response = run_json("--input", "-", cwd=repo, stdin=json.dumps(request))
+    for result in response["results"]:
+        assert "rel" not in result, result.keys()
+        assert "kind" not in result, result.keys()
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        ([CELSIUS], "TEXT"),
+        (["--top", "3"], "--top"),
+        (["--file"], "--file"),
+        (["--no-content"], "--no-content"),
+        (["--explain"], "--explain"),
+        (["--at", "HEAD"], "--at"),
+        (["--only-path", "src/"], "--only-path"),
+        (["--ignore-path", "src/"], "--ignore-path"),
+        (["--max-characters", "100"], "--max-characters"),
+        (["--context-lines", "2"], "--context-lines"),
+        (["--refresh"], "--refresh"),
+    ],
+)
+def test_input_with_a_query_changing_flag_is_refused(repo, extra, named):
+    code, out, err = run("--input", "-", *extra, cwd=repo, stdin=json.dumps(REQUEST))
+    assert code == 2
+    assert out == ""
+    assert err.startswith("pix: error:")
+    assert err.count("\n") == 1
+    assert named in err
+
+
+# -- failures: exit codes, one line, the envelope ----------------------------------------------
+
+FAILURES = [
+    # id, args, stdin, where, exit code, text the message must contain
+    ("malformed-json", ["--input", "-"], '{"query": "x", ', "repo", 2, "JSON"),
+    ("not-json-at-all", ["--input", "-"], "query=x", "repo", 2, "JSON"),
+    ("unknown-field", ["--input", "-"], '{"query": "x", "bogus": 1}', "repo", 2, "bogus"),
+    ("wrong-type-top", ["--input", "-"], '{"query": "x", "top": "ten"}', "repo", 2, "top"),
+    (
+        "wrong-type-nocontent",
+        ["--input", "-"],
+        '{"query": "x", "noContent": "yes"}',
+        "repo",
+        2,
+        "noContent",
+    ),
+    ("bad-mode", ["--input", "-"], '{"query": "x", "mode": "files"}', "repo", 2, "mode"),
+    (
+        "paths-not-a-list",
+        ["--input", "-"],
+        '{"query": "x", "onlyPaths": "src/"}',
+        "repo",
+        2,
+        "onlyPaths",
+    ),
+    ("missing-query", ["--input", "-"], '{"top": 3}', "repo", 2, "query"),
+    ("empty-query-in-input", ["--input", "-"], '{"query": ""}', "repo", 2, "query"),
+    ("request-not-an-object", ["--input", "-"], "[1, 2]", "repo", 2, "object"),
+    (
+        "missing-input-file",
+        ["--input", "no-such-request.json"],
+        None,
+        "repo",
+        2,
+        "no-such-request.json",
+    ),
+    ("empty-query", [""], None, "repo", 2, "empty"),
+    ("blank-query", ["   "], None, "repo", 2, "empty"),
+    ("no-query", [], None, "repo", 2, "query"),
+    ("bad-format", ["x", "--format", "yaml"], None, "repo", 2, "--format"),
+    ("bad-view", ["x", "--view", "huge"], None, "repo", 2, "--view"),
+    ("bad-fusion", ["x", "--fusion", "sum"], None, "repo", 2, "--fusion"),
+    ("bad-top", ["x", "--top", "ten"], None, "repo", 2, "--top"),
+    ("negative-context", ["x", "--context-lines", "-1"], None, "repo", 2, "--context-lines"),
+    ("zero-budget", ["x", "--max-characters", "0"], None, "repo", 2, "--max-characters"),
+    ("unknown-channel", ["x", "--channel", "regex"], None, "repo", 2, "regex"),
+    ("branch-name", ["x", "--at", "main"], None, "repo", 2, "main"),
+    ("revision-expression", ["x", "--at", "HEAD~1"], None, "repo", 2, "HEAD~1"),
+    (
+        "unknown-commit",
+        ["x", "--at", "0123456789abcdef0123"],
+        None,
+        "repo",
+        3,
+        "0123456789abcdef0123",
+    ),
+    ("before-any-index", ["x"], None, "unindexed", 3, "pix index"),
+    ("garbage-database", ["x"], None, "garbage", 4, ".pix.db"),
+    ("zeroed-database", ["x"], None, "zeroed", 4, ".pix.db"),
+    ("database-is-a-folder", ["x"], None, "folder", 4, ".pix.db"),
+    ("damaged-database", ["x"], None, "damaged", 4, "database"),
+]
+
+
+@pytest.fixture(scope="module")
+def places(repo, unindexed, tmp_path_factory) -> dict[str, Path]:
+    """Where each failure runs: the indexed repo, an unindexed one and broken databases."""
+    base = tmp_path_factory.mktemp("broken")
+    out = {"repo": repo, "unindexed": unindexed}
+
+    def repo_with_db(name: str) -> Path:
+        root = base / name
+        root.mkdir()
+        git(root, "init", "-q", "-b", "main")
+        write(root, {"a.py": "def a():\n    return 1\n"})
+        commit(root, "initial")
+        out[name] = root
+        return root
+
+    (repo_with_db("garbage") / ".pix.db").write_text("this is not a database\n")
+    (repo_with_db("zeroed") / ".pix.db").write_bytes(b"\0" * 65536)
+    (repo_with_db("folder") / ".pix.db").mkdir()
+    # A real index (a page-level copy of the module's database) whose middle third is overwritten:
+    # the header and schema are intact, the damage shows only when the query reads its pages.
+    damaged = repo_with_db("damaged") / ".pix.db"
+    source = sqlite3.connect(repo / ".pix.db")
+    copy = sqlite3.connect(damaged)
+    source.backup(copy)
+    copy.close()
+    source.close()
+    size = damaged.stat().st_size
+    with damaged.open("r+b") as fh:
+        fh.seek(size // 3 // 4096 * 4096)
+        fh.write(b"\x5a" * (size // 3))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "where", "exit_code", "mention"),
+    [case[1:] for case in FAILURES],
+    ids=[case[0] for case in FAILURES],
+)
+def test_failure_is_one_line_on_stderr(places, args, stdin, where, exit_code, mention):
+    code, out, err = run(*args, cwd=places[where], stdin=stdin)
+    assert code == exit_code, (out, err)
+    assert out == ""
+    assert err.startswith("pix: error:"), err
+    assert err.count("\n") == 1, err
+    assert mention in err
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "where", "exit_code", "mention"),
+    [case[1:] for case in FAILURES],
+    ids=[case[0] for case in FAILURES],
+)
+def test_failure_with_json_prints_exactly_the_error_envelope(
+    places, args, stdin, where, exit_code, mention
+):
+    code, envelope, err = pix_json("query", *args, "--json", cwd=places[where], stdin=stdin)
+    assert "Traceback" not in err
+    assert code == exit_code, (envelope, err)
+    jsonschema.validate(envelope, ERROR_SCHEMA)
+    assert list(envelope) == ["error"]
+    assert EXIT_FOR_CODE[envelope["error"]["code"]] == exit_code
+    assert mention in envelope["error"]["message"] + envelope["error"].get("hint", "")
+
+
+def test_format_json_failure_also_prints_the_envelope(places):
+    code, envelope, err = pix_json("query", "x", "--format", "json", cwd=places["unindexed"])
+    assert code == 3
+    jsonschema.validate(envelope, ERROR_SCHEMA)
+    assert envelope["error"]["code"] == "not_indexed"
+    assert "Traceback" not in err
+
+
+def test_top_out_of_range_warns_on_stderr_and_still_answers(repo):
+    code, out, err = run(CELSIUS, "--top", "0", cwd=repo)
+    assert code == 0
+    assert len(headers(out)) == 1
+    warnings = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "top" in warnings[0]
+    response = run_json(CELSIUS, "--top", "500", "--no-content", cwd=repo)
+    assert any("500" in w and "100" in w for w in response["warnings"])
+    everything = run_json(CELSIUS, "--top", "100", "--no-content", cwd=repo)
+    assert everything["warnings"] == []
+    assert response["results"] == everything["results"]
