@@ -74,6 +74,18 @@ def query_terms(text: str) -> list[str]:
     return out
 
 
+def code_terms(text: str) -> list[str]:
+    """Terms of the code-shaped words of a question (`get_user`, `parseJSON`, `Session.send`
+    splits at the dot first): each such word lower-cased and its parts. A plain English word
+    is not among them, so it can only match a definition by its whole name."""
+    out: list[str] = []
+    for word in words_in_order(text):
+        parts = split_identifier(word)
+        if len(parts) > 1:
+            out.extend(t for t in [word.lower(), *parts] if t not in out)
+    return out
+
+
 def path_terms(path: str) -> list[str]:
     """Components of a path and their identifier parts, lower-cased, each once."""
     out: list[str] = []

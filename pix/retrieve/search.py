@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pix.ingest.terms import query_terms
+from pix.ingest.terms import code_terms, query_terms
 from pix.retrieve.priors import ROLE_FACTORS, path_role
 from pix.retrieve.route import CHANNELS, Route
 from pix.store import search_sql
@@ -70,6 +70,7 @@ def search(
         "qvec": query_vector.astype(np.int8).tobytes(),
         "fts": fts_query(terms) if terms else '"pix-no-terms"',
         "terms": json.dumps(terms),
+        "code_terms": json.dumps(code_terms(query)),
         "depth": DEPTH,
         "path_depth": PATH_DEPTH,
         "rrf_k": RRF_K,

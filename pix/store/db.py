@@ -91,7 +91,8 @@ class Store:
         if verdict != "ok":
             detail = " ".join(verdict.replace("*** in database main ***", "").split())
             raise DatabaseError(
-                f"{self.path} is damaged ({detail})", hint="delete it and run pix index again"
+                f"the database {self.path} is damaged ({detail})",
+                hint="delete it and run pix index again",
             )
 
     def meta(self, key: str) -> str | None:

@@ -7,7 +7,8 @@ distribution-based score fusion (DBSF, each channel's scores scaled by mean ± 3
 (`pix_path_role`, a function the connection registers) multiplies the fused score.
 
 Parameters: :snapshot, :paths (JSON array or NULL), :qvec (int8 query vector), :fts (FTS5 query),
-:terms (JSON array of query terms), :depth, :path_depth, :rrf_k, :w_dense, :w_bm25, :w_ident,
+:terms (JSON array of query terms),
+:code_terms (terms of the query's code-shaped words: only these may match a name's parts), :depth, :path_depth, :rrf_k, :w_dense, :w_bm25, :w_ident,
 :w_path, :priors (0/1), :p_test, :p_docs, :p_example, :p_vendored.
 """
 
@@ -48,6 +49,7 @@ ident AS (
         FROM symbol s
         WHERE :w_ident > 0
           AND s.term IN (SELECT value FROM json_each(:terms))
+          AND (s.whole = 1 OR s.term IN (SELECT value FROM json_each(:code_terms)))
           AND s.chunk_id IN (SELECT chunk_id FROM scope)
         GROUP BY s.chunk_id
         ORDER BY score DESC, s.chunk_id
