@@ -11,8 +11,8 @@ import re
 
 ROLE_FACTORS: dict[str, float] = {
     "source": 1.0,
-    "test": 0.6,
-    "docs": 0.5,
+    "test": 0.4,
+    "docs": 0.3,
     "example": 0.7,
     "vendored": 0.5,
 }
