@@ -408,3 +408,43 @@ def test_status_and_gc(make_repo, index):
         rows(db, "SELECT count(*) FROM chunk_vec")[0][0]
         == rows(db, "SELECT count(*) FROM chunk")[0][0]
     )
+
+
+def test_reader_sees_last_committed_state_during_a_write(make_repo, index):
+    repo = make_repo({"a.py": "def alpha():\n    return 1\n"})
+    index(repo)
+    db = repo / ".pix.db"
+    writer = open_store(db, create=False)
+    try:
+        writer.conn.execute("BEGIN IMMEDIATE")
+        writer.conn.execute("DELETE FROM snapshot_file")
+        code, out, err = pix_json("query", "alpha", "--json", cwd=repo)
+        assert code == 0, err
+        assert [r["path"] for r in out["results"]] == ["a.py"]
+        writer.conn.execute("ROLLBACK")
+    finally:
+        writer.close()
+
+
+def test_progress_reports_rate_and_eta_on_a_terminal():
+    import io
+
+    from pix.progress import Progress
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Tty()
+    progress = Progress(stream=stream)
+    progress.start("embedding chunks", 10)
+    progress.advance(10)
+    progress.finish()
+    assert "embedding chunks: 10/10" in stream.getvalue() and "/s" in stream.getvalue()
+    assert "ETA" in stream.getvalue()
+    quiet = io.StringIO()  # not a terminal: nothing
+    progress = Progress(stream=quiet)
+    progress.start("x", 3)
+    progress.advance(3)
+    progress.finish()
+    assert quiet.getvalue() == ""
