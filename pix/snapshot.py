@@ -105,10 +105,12 @@ def changed_files(store: Store, target: Target, snapshot: Snapshot) -> list[str]
         return []
     root = Path(snapshot.root)
     excluded = excluded_paths(target)
-    listing = (
-        scan.list_worktree(root, excluded) if target.is_git else scan.list_folder(root, excluded)
+    entries = (
+        scan.worktree_entries(root, excluded)
+        if target.is_git
+        else scan.list_folder(root, excluded).entries
     )
-    now = {e.path: (e.size, e.mtime_ns) for e in listing.entries}
+    now = {e.path: (e.size, e.mtime_ns) for e in entries}
     then = {
         path: (size, mtime)
         for path, _, size, mtime in store.conn.execute(sql.SNAPSHOT_FILES, (snapshot.id,))

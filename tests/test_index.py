@@ -16,6 +16,7 @@ from conftest import commit, git, pix, pix_json, write
 from pix.errors import DatabaseError, NotIndexedError, UsageError
 from pix.index import embed_pending, index_repository
 from pix.store import open_store
+from pix.store.db import known_migrations
 
 PY = '''\
 import os
@@ -67,7 +68,9 @@ def test_index_creates_searchable_embedded_snapshot(make_repo, index):
     assert zlib.decompress(content) == PY.encode()
     meta = dict(rows(db, "SELECT key, value FROM meta"))
     assert meta["model.name"] == "all-MiniLM-L6-v2-onnx-int8" and meta["model.dims"] == "384"
-    assert [r[0] for r in rows(db, "SELECT name FROM migration")] == ["001_initial"]
+    applied = [r[0] for r in rows(db, "SELECT name FROM migration ORDER BY name")]
+    assert applied[0] == "001_initial"
+    assert applied == [f.stem for f in known_migrations()]
 
 
 def test_own_database_never_indexed_nor_dirty(make_repo, index):

@@ -135,12 +135,16 @@ def _stat_entries(root: Path, paths: Iterator[str], excluded: frozenset[str]) ->
     return entries
 
 
-def list_worktree(root: Path, excluded: frozenset[str] = frozenset()) -> Listing:
+def worktree_entries(root: Path, excluded: frozenset[str] = frozenset()) -> list[Entry]:
     """Tracked files plus untracked ones git does not ignore, as they are on disk."""
     out = git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
     paths = dict.fromkeys(p for p in out.decode("utf-8", "surrogateescape").split("\0") if p)
+    return _stat_entries(root, iter(paths), excluded)
+
+
+def list_worktree(root: Path, excluded: frozenset[str] = frozenset()) -> Listing:
     sha, branch = head_commit(root)
-    return Listing(root, "worktree", sha, branch, _stat_entries(root, iter(paths), excluded))
+    return Listing(root, "worktree", sha, branch, worktree_entries(root, excluded))
 
 
 def list_folder(root: Path, excluded: frozenset[str] = frozenset()) -> Listing:

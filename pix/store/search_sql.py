@@ -14,7 +14,7 @@ Parameters: :snapshot, :paths (JSON array or NULL), :qvec (int8 query vector), :
 
 _CHANNELS = """
 WITH
-scope AS (
+scope AS MATERIALIZED (
     SELECT f.path, c.id AS chunk_id
     FROM snapshot_file f JOIN chunk c ON c.blob_sha = f.blob_sha
     WHERE f.snapshot_id = :snapshot
@@ -32,13 +32,18 @@ dense AS (
     FROM knn
     WHERE :w_dense > 0
 ),
+-- MATCH first, then the scope: the other way round the planner probes FTS once per scope row.
+fts_match AS MATERIALIZED (
+    SELECT rowid AS chunk_id, -bm25(chunk_fts, 1.0, 0.5) AS score
+    FROM chunk_fts
+    WHERE :w_bm25 > 0 AND chunk_fts MATCH :fts
+),
 bm25 AS (
     SELECT chunk_id, score, row_number() OVER (ORDER BY score DESC, chunk_id) AS rank
     FROM (
-        SELECT rowid AS chunk_id, -bm25(chunk_fts, 1.0, 0.5) AS score
-        FROM chunk_fts
-        WHERE :w_bm25 > 0 AND chunk_fts MATCH :fts AND rowid IN (SELECT chunk_id FROM scope)
-        ORDER BY bm25(chunk_fts, 1.0, 0.5)
+        SELECT chunk_id, score FROM fts_match
+        WHERE chunk_id IN (SELECT chunk_id FROM scope)
+        ORDER BY score DESC, chunk_id
         LIMIT :depth
     )
 ),
@@ -110,7 +115,7 @@ contribution AS (
 """
 
 _FUSE = """
-fused AS (
+fused AS MATERIALIZED (
     SELECT path, chunk_id, sum(part) AS fused,
            json_group_array(json_array(channel, rank, score, weight, part)) AS channels
     FROM contribution
@@ -120,6 +125,10 @@ fused AS (
 prior(role, factor) AS (
     VALUES ('source', 1.0), ('test', :p_test), ('docs', :p_docs), ('example', :p_example),
            ('vendored', :p_vendored)
+),
+-- One call of the (Python) role function per distinct path, not per chunk.
+path_role AS MATERIALIZED (
+    SELECT path, pix_path_role(path) AS role FROM (SELECT DISTINCT path FROM fused)
 )
 SELECT f.path, f.chunk_id, c.blob_sha, c.start_line, c.end_line, c.kind, c.symbol,
        f.fused * CASE WHEN :priors THEN p.factor ELSE 1.0 END AS score,
@@ -127,8 +136,7 @@ SELECT f.path, f.chunk_id, c.blob_sha, c.start_line, c.end_line, c.kind, c.symbo
 FROM fused f
 JOIN chunk c ON c.id = f.chunk_id
 JOIN blob b ON b.sha = c.blob_sha
-JOIN (SELECT path, pix_path_role(path) AS role FROM (SELECT DISTINCT path FROM fused)) r
-     USING (path)
+JOIN path_role r USING (path)
 JOIN prior p ON p.role = r.role
 ORDER BY score DESC, f.path, c.start_line, f.chunk_id
 """
