@@ -129,10 +129,12 @@ def quantize(vectors: np.ndarray) -> np.ndarray:
 
 
 def length_batches(
-    token_counts: list[int], max_batch: int = 32, max_cells: int = 8192
+    token_counts: list[int], max_batch: int = 32, max_cells: int = 4096
 ) -> list[list[int]]:
     """Indices grouped into batches of similar length, so padding wastes little work.
-    A batch holds at most `max_batch` texts and `max_cells` padded tokens."""
+    A batch holds at most `max_batch` texts and `max_cells` padded tokens: attention buffers
+    grow with batch x length^2 and onnxruntime's arena keeps its high-water mark, so 4096
+    cells (16 full windows) keeps indexing well under 1 GB where 8192 passed 1.5 GB."""
     order = sorted(range(len(token_counts)), key=lambda i: (token_counts[i], i))
     batches: list[list[int]] = []
     current: list[int] = []
