@@ -7,9 +7,13 @@ envelope of schema/error.v1.json on stdout.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import os
 import sys
+import typing
+from collections.abc import Callable
 from dataclasses import asdict
 from enum import StrEnum
 from pathlib import Path
@@ -179,66 +183,27 @@ def query(
     from pix.query import QueryRequest
     from pix.query import query as run
 
-    changing = {
-        "TEXT": text,
-        "--file": file or None,
-        "--top": top,
-        "--only-path": only_path,
-        "--ignore-path": ignore_path,
-        "--no-content": no_content or None,
-        "--context-lines": context_lines,
-        "--max-characters": max_characters,
-        "--explain": explain or None,
-        "--at": at,
-        "--fusion": fusion,
-        "--no-priors": no_priors or None,
-        "--channel": channel,
-        "--refresh": refresh or None,
-    }
+    options = dict(
+        file=file, top=top, only_path=only_path, ignore_path=ignore_path, no_content=no_content,
+        context_lines=context_lines, max_characters=max_characters, view=view, explain=explain,
+        at=at, fusion=fusion, no_priors=no_priors, channel=channel, refresh=refresh,
+    )  # fmt: skip
     if input_ is not None:
-        given = [name for name, value in changing.items() if value]
-        if given:
+        given = [name for name, value in options.items() if value and name != "view"]
+        if given or text is not None:
+            flags = ["TEXT"] * (text is not None) + ["--" + g.replace("_", "-") for g in given]
             raise errors.UsageError(
-                f"--input is exclusive with {', '.join(given)}: put them in the JSON request"
+                f"--input is exclusive with {', '.join(flags)}: put them in the JSON request"
             )
         request = QueryRequest.from_json(read_json(input_))
+        if view is not None:  # an output option: it may refine an --input request
+            request.view = view.value
     else:
         if text is None:
             raise errors.UsageError("a query is required", hint='pix query "what you look for"')
-        request = QueryRequest(
-            query=text,
-            mode="file" if file else "chunk",
-            top=10 if top is None else top,
-            only_paths=only_path or [],
-            ignore_paths=ignore_path or [],
-            no_content=no_content,
-            context_lines=context_lines or 0,
-            max_characters=max_characters,
-            explain=explain,
-            at=at,
-            fusion=(fusion or Fusion.rrf).value,
-            priors=not no_priors,
-            channels=channel or None,
-            refresh=refresh,
-        )
-    if view is not None:  # an output option: it may refine an --input request
-        request.view = view.value
+        request = _request_from_options(text, options)
     response = run(request, db=str(db) if db else None, cwd=str(cwd) if cwd else None)
-    fmt = Format.json if as_json else fmt
-    from pix.output import render
-
-    if fmt is not Format.text:
-        emit_json(response)
-    plain = render.render_response(response)
-    if fmt is not Format.json:
-        for warning in response["warnings"]:
-            typer.echo(f"warning: {warning}", err=True)
-        stream = sys.stdout if fmt is Format.text else sys.stderr
-        stream.write(render.colorize_response(response) if stream.isatty() else plain)
-    if copy:
-        from pix.output.clipboard import copy as to_clipboard
-
-        to_clipboard(plain)
+    _emit_response(response, Format.json if as_json else fmt, copy)
 
 
 @app.command()
@@ -270,6 +235,278 @@ def gc(db: DbOption = None, as_json: JsonOption = False) -> None:
             f"{removed['vectors']} vectors"
         )
 
+
+# --- aliases, `pix run` and `pix mcp` ---------------------------------------------------------
+# These commands reuse `pix query`'s option declarations (names, help, types, defaults) straight
+# from its signature, so an option is declared once and `alias add` cannot drift from `query`.
+
+QUERY_CHANGING = (
+    "file", "top", "only_path", "ignore_path", "no_content", "context_lines", "max_characters",
+    "view", "explain", "at", "fusion", "no_priors", "channel", "refresh", "db", "cwd",
+)  # fmt: skip
+# `pix run` takes only what changes how the alias's results are shown (pix/alias.py OUTPUT_FIELDS),
+# plus where the database is; --file and --mode are refused with a message, the other query
+# options are unknown to it (exit 2).
+RUN_OPTIONS = ("fmt", "as_json", "view", "max_characters", "no_content", "copy", "db", "cwd")
+
+
+def _with_query_options(*names: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Append `pix query`'s parameters `names` to a command; it receives them as `options`."""
+    hints = typing.get_type_hints(query, include_extras=True)
+    source = inspect.signature(query).parameters
+    extra = [
+        source[n].replace(annotation=hints[n], kind=inspect.Parameter.KEYWORD_ONLY) for n in names
+    ]
+
+    def wrap(fn: Callable[..., None]) -> Callable[..., None]:
+        own_hints = typing.get_type_hints(fn, include_extras=True)
+        own = [
+            p.replace(annotation=own_hints[p.name])
+            for p in inspect.signature(fn).parameters.values()
+            if p.name != "options"
+        ]
+
+        @functools.wraps(fn)
+        def command(**kwargs: object) -> None:
+            options = {n: kwargs.pop(n) for n in names}
+            fn(**kwargs, options=options)
+
+        command.__signature__ = inspect.Signature(own + extra)  # type: ignore[attr-defined]
+        return command
+
+    return wrap
+
+
+def _where(options: dict) -> dict:
+    return {key: str(options[key]) if options[key] else None for key in ("db", "cwd")}
+
+
+def _request_from_options(text: str, o: dict):
+    """A QueryRequest from `pix query`'s options, with the defaults `pix query` applies."""
+    from pix.query import QueryRequest
+
+    return QueryRequest(
+        query=text,
+        mode="file" if o["file"] else "chunk",
+        top=10 if o["top"] is None else o["top"],
+        only_paths=o["only_path"] or [],
+        ignore_paths=o["ignore_path"] or [],
+        no_content=o["no_content"],
+        context_lines=o["context_lines"] or 0,
+        max_characters=o["max_characters"],
+        view=(o["view"] or Mode.default).value,
+        explain=o["explain"],
+        at=o["at"],
+        fusion=(o["fusion"] or Fusion.rrf).value,
+        priors=not o["no_priors"],
+        channels=o["channel"] or None,
+        refresh=o["refresh"],
+    )
+
+
+def _emit_response(response: dict, fmt: Format, copy: bool) -> None:
+    """Render a query response exactly as `pix query` does."""
+    from pix.output import render
+
+    if fmt is not Format.text:
+        emit_json(response)
+    plain = render.render_response(response)
+    if fmt is not Format.json:
+        for warning in response["warnings"]:
+            typer.echo(f"warning: {warning}", err=True)
+        stream = sys.stdout if fmt is Format.text else sys.stderr
+        stream.write(render.colorize_response(response) if stream.isatty() else plain)
+    if copy:
+        from pix.output.clipboard import copy as to_clipboard
+
+        to_clipboard(plain)
+
+
+alias_app = typer.Typer(
+    no_args_is_help=True,
+    help="Saved queries: a name for a query with its mode and options, kept in the database.",
+)
+app.add_typer(alias_app, name="alias")
+AliasName = Annotated[
+    str, typer.Argument(metavar="NAME", help="Alias name: letters, digits, '.', '_', '-'.")
+]
+
+
+@alias_app.command("add")
+@_with_query_options(*QUERY_CHANGING)
+def alias_add(
+    name: AliasName,
+    text: Annotated[str, typer.Argument(metavar="QUERY", help="What to look for.")],
+    force: Annotated[bool, typer.Option("--force", help="Replace an alias of this name.")] = False,
+    as_json: JsonOption = False,
+    options: dict | None = None,
+) -> None:
+    """Save a query and its options (--file for a file alias) under NAME."""
+    from pix import alias
+
+    assert options is not None
+    spec = alias.spec_of(_request_from_options(text, options))
+    record = alias.add_at(name, spec, force=force, **_where(options))
+    if as_json:
+        emit_json(record)
+    else:
+        verb = "replaced" if record["replaced"] else "saved"
+        typer.echo(f"{verb} alias {name} ({record['spec']['mode']} mode)")
+
+
+@alias_app.command("list")
+@_with_query_options("as_json", "db", "cwd")
+def alias_list(options: dict | None = None) -> None:
+    """The saved aliases; an invalid one is listed with what is wrong with it."""
+    from pix import alias
+
+    assert options is not None
+    report = alias.list_at(**_where(options))
+    if options["as_json"]:
+        emit_json(report)
+        return
+    for item in report["aliases"]:
+        if "error" in item:
+            typer.echo(f"{item['name']}\tINVALID: {item['error']}")
+        else:
+            spec = item["spec"]
+            extra = {k: v for k, v in spec.items() if k not in ("query", "mode")}
+            tail = "\t" + json.dumps(extra, ensure_ascii=False) if extra else ""
+            typer.echo(f"{item['name']}\t{spec['mode']}\t{spec['query']}{tail}")
+
+
+@alias_app.command("show")
+@_with_query_options("as_json", "db", "cwd")
+def alias_show(name: AliasName, options: dict | None = None) -> None:
+    """One alias: its spec (query, mode, options) and when it was saved."""
+    from pix import alias
+
+    assert options is not None
+    record = alias.show_at(name, **_where(options))
+    if options["as_json"]:
+        emit_json(record)
+    else:
+        typer.echo(f"{record['name']} (saved {record['createdAt']})")
+        typer.echo(json.dumps(record["spec"], ensure_ascii=False, indent=2))
+
+
+@alias_app.command("rm")
+@_with_query_options("as_json", "db", "cwd")
+def alias_rm(name: AliasName, options: dict | None = None) -> None:
+    """Delete an alias (valid or not)."""
+    from pix import alias
+
+    assert options is not None
+    record = alias.remove_at(name, **_where(options))
+    if options["as_json"]:
+        emit_json(record)
+    else:
+        typer.echo(f"removed alias {name}")
+
+
+@app.command("run")
+@_with_query_options(*RUN_OPTIONS)
+def run_alias(
+    name: AliasName,
+    file: Annotated[bool, typer.Option("--file", hidden=True)] = False,
+    mode: Annotated[str | None, typer.Option("--mode", hidden=True)] = None,
+    options: dict | None = None,
+) -> None:
+    """Run a saved query. It keeps its mode and query options; only output options are taken."""
+    from pix import alias
+
+    assert options is not None
+    if file or mode is not None:
+        raise errors.UsageError(alias.MODE_REFUSED)
+    overrides: dict = {}
+    if options["view"] is not None:
+        overrides["view"] = options["view"].value
+    if options["no_content"]:
+        overrides["noContent"] = True
+    if options["max_characters"] is not None:
+        overrides["maxCharacters"] = options["max_characters"]
+    response = alias.run(name, overrides, **_where(options))
+    _emit_response(response, Format.json if options["as_json"] else options["fmt"], options["copy"])
+
+
+@app.command("mcp")
+def mcp(
+    db: DbOption = None,
+    cwd: Annotated[Path | None, typer.Option("--cwd", help="Serve as if in this folder.")] = None,
+    no_refresh: Annotated[
+        bool, typer.Option("--no-refresh", help="Never re-index changed files before a query.")
+    ] = False,
+) -> None:
+    """Serve pix to agents over MCP (stdio): query, aliases, status and index tools."""
+    from pix.mcp import serve
+
+    serve(db=str(db) if db else None, cwd=str(cwd) if cwd else None, refresh=not no_refresh)
+
+
+@app.command("discover")
+def discover_cmd(
+    literal: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--literal", "-l", metavar="ID=TEXT", help="A literal hypothesis; repeatable."
+        ),
+    ] = None,
+    regex: Annotated[
+        list[str] | None,
+        typer.Option("--regex", "-r", metavar="ID=REGEX", help="A regex hypothesis; repeatable."),
+    ] = None,
+    root: Annotated[
+        list[str] | None,
+        typer.Option("--root", help="A folder of the repository to search (default: all)."),
+    ] = None,
+    glob: Annotated[
+        list[str] | None,
+        typer.Option("--glob", "-g", help="Search only paths matching this glob; !GLOB excludes."),
+    ] = None,
+    ignore_case: Annotated[
+        bool, typer.Option("--ignore-case", "-i", help="Match -l/-r hypotheses in any case.")
+    ] = False,
+    native_only: Annotated[
+        bool,
+        typer.Option("--native-only", help="Do not leave out generated/vendored/cache/build."),
+    ] = False,
+    max_candidates: Annotated[
+        int | None, typer.Option("--max-candidates", help="Ranked files to show (1-50).")
+    ] = None,
+    detailed: Annotated[
+        bool, typer.Option("--detailed", help="Add the hypothesis x root status matrix.")
+    ] = False,
+    input_: Annotated[
+        str | None, typer.Option("--input", help="A JSON request from a file, or - for stdin.")
+    ] = None,
+    as_json: JsonOption = False,
+    db: DbOption = None,
+    cwd: Annotated[Path | None, typer.Option("--cwd", help="Run as if in this folder.")] = None,
+) -> None:
+    """Test several literal/regex hypotheses at once: ranked candidate files and coverage."""
+    from pix.discover import discover as run
+    from pix.discover import render_text
+    from pix.discover.request import request_from_flags
+
+    flags = [literal, regex, root, glob, ignore_case, native_only, max_candidates]
+    if input_ is not None:
+        if any(flag for flag in flags):
+            raise errors.UsageError("--input is exclusive with the flags that shape the request")
+        request = read_json(input_)
+        if detailed and isinstance(request, dict):  # an output option: it may refine --input
+            request = {**request, "outputMode": "detailed"}
+    else:
+        request = request_from_flags(
+            literal or [], regex or [], root or [], glob or [], ignore_case, native_only,
+            detailed, max_candidates,
+        )  # fmt: skip
+    response = run(request, db=str(db) if db else None, cwd=str(cwd) if cwd else None)
+    if as_json:
+        emit_json(response)
+        return
+    for warning in response["warnings"]:
+        typer.echo(f"warning: {warning}", err=True)
+    sys.stdout.write(render_text(response))
 
 def read_json(source: str) -> object:
     try:

@@ -1,0 +1,318 @@
+"""`pix mcp`: pix for agents over the Model Context Protocol (stdio), on the official SDK.
+
+It uses the SDK's low-level `Server` rather than `MCPServer` because the tool input schemas are
+pix's own JSON Schemas (schema/mcp-tools.v1.json, references inlined by pix.alias.bundled),
+not schemas derived from Python signatures: the server validates every call against exactly
+the schema it listed, and refuses unknown fields.
+
+One QueryEngine (database and model open) lives as long as the server, so a warm query costs
+retrieval only. Tool calls run in worker threads (the SDK serves requests concurrently; a query
+is CPU-bound and must not stall the event loop) and one lock serialises everything that touches
+the engine. Every failure becomes a tool result with isError and the message the CLI prints;
+the server keeps serving.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import anyio
+import anyio.to_thread
+import apsw
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.stdio import stdio_server
+
+from pix import __version__, alias
+from pix.errors import DatabaseError, NotIndexedError, PixError, UsageError
+from pix.index import index_repository, locate
+from pix.query import QueryEngine, QueryRequest
+from pix.snapshot import changed_files, select_snapshot
+
+# An agent's context is precious: no answer is longer than this unless the call asks for more.
+DEFAULT_MAX_CHARACTERS = 20_000
+TOOLS_SCHEMA = "mcp-tools.v1.json"
+RESPONSE_SCHEMA = "query-response.v1.json"
+CHANGED_PATHS_SHOWN = 20
+
+INSTRUCTIONS = (
+    "pix searches the local git repository it was started in, by meaning, words and "
+    "identifiers. Start with the query tool; save a query you will repeat with alias_add."
+)
+MODES_ADVICE = (
+    'mode is required. Use "chunk" to find the exact place: a function, class or section, '
+    'with its path and line range. Use "file" when you need whole files as context: each file '
+    "appears once, ranked by its best chunk, with its complete text. Set noContent to true to "
+    "get only paths, lines and scores first, then ask again for what you need. "
+)
+
+
+def _budget_advice(default: int) -> str:
+    return (
+        f"Answers are limited to maxCharacters characters (default {default:,}; pass a number "
+        "to change it); only the last result may be cut, and it is then marked truncated: true. "
+    )
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+    returns_response: bool  # its result is a query response (schema/query-response.v1.json)
+
+
+def tool_specs(default_max: int, refresh: bool) -> list[ToolSpec]:
+    freshness = (
+        "If files changed since the index was built, they are re-indexed first and the "
+        "response's refreshed field says what changed. "
+        if refresh
+        else "The index is not refreshed first; warnings say when files changed (use index). "
+    )
+    return [
+        ToolSpec(
+            "query",
+            "Search the repository. " + MODES_ADVICE + _budget_advice(default_max) + freshness
+            + "The result is the JSON of `pix query --json`.",
+            # A refresh only brings pix's own index up to date with the files on disk: the
+            # repository, the aliases and every answer's meaning are unchanged.
+            read_only=True, destructive=False, idempotent=True, returns_response=True,
+        ),
+        ToolSpec(
+            "alias_run",
+            "Run a saved query by name (see alias_list). It keeps the mode and options it was "
+            "saved with; only view, noContent and maxCharacters may be given. "
+            + _budget_advice(default_max) + freshness,
+            read_only=True, destructive=False, idempotent=True, returns_response=True,
+        ),
+        ToolSpec(
+            "alias_list",
+            "List the saved queries (aliases) with their query, mode and options. An invalid "
+            "one is listed with what is wrong with it.",
+            read_only=True, destructive=False, idempotent=True, returns_response=False,
+        ),
+        ToolSpec(
+            "alias_add",
+            "Save a query under a name. spec is a query request with an explicit mode (chunk "
+            "or file), as for the query tool. An existing name is refused unless force is true, "
+            "which replaces it.",
+            read_only=False, destructive=True, idempotent=True, returns_response=False,
+        ),
+        ToolSpec(
+            "alias_remove",
+            "Delete a saved query by name.",
+            read_only=False, destructive=True, idempotent=True, returns_response=False,
+        ),
+        ToolSpec(
+            "status",
+            "What the index holds (snapshots, files, chunks, embedded share) and which files "
+            "changed since it was built. The JSON of `pix status --json`.",
+            read_only=True, destructive=False, idempotent=True, returns_response=False,
+        ),
+        ToolSpec(
+            "index",
+            "Bring the index up to date with the work tree: only changed files are read and "
+            "only new chunks embedded. The JSON of `pix index --json`.",
+            read_only=False, destructive=False, idempotent=True, returns_response=False,
+        ),
+    ]  # fmt: skip
+
+
+def as_pix_error(exc: BaseException) -> PixError:
+    """The error the CLI would report for `exc` (pix.cli.main maps exceptions the same way)."""
+    if isinstance(exc, PixError):
+        return exc
+    if isinstance(exc, apsw.CorruptError | apsw.NotADBError):
+        return DatabaseError(f"the database is corrupt: {exc}")
+    if isinstance(exc, apsw.BusyError):
+        return PixError("the database is busy (another pix is writing); try again")
+    return PixError(f"unexpected {type(exc).__name__}: {exc}")
+
+
+def ok(payload: dict) -> types.CallToolResult:
+    """The payload as structured content, and as text in the bytes `pix ... --json` prints."""
+    text = json.dumps(payload, ensure_ascii=False, indent=2)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], structured_content=payload
+    )
+
+
+def failed(error: PixError) -> types.CallToolResult:
+    """The CLI's message (and hint) as text, the CLI's --json error envelope as structure."""
+    text = error.message + (f"\nhint: {error.hint}" if error.hint else "")
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=error.envelope(),
+        is_error=True,
+    )
+
+
+class PixMcp:
+    """The tools, independent of the transport: `call` is synchronous and thread-safe."""
+
+    def __init__(
+        self,
+        db: str | None = None,
+        cwd: str | None = None,
+        refresh: bool = True,
+        default_max_characters: int = DEFAULT_MAX_CHARACTERS,
+    ) -> None:
+        self.db, self.cwd, self.refresh = db, cwd, refresh
+        self.default_max_characters = default_max_characters
+        self.specs = {s.name: s for s in tool_specs(default_max_characters, refresh)}
+        self._lock = threading.Lock()
+        self._engine: QueryEngine | None = None
+        self._handlers: dict[str, Callable[[dict], dict]] = {
+            "query": self._query,
+            "alias_run": self._alias_run,
+            "alias_list": lambda args: alias.list_all(self._open().store),
+            "alias_add": self._alias_add,
+            "alias_remove": lambda args: alias.remove(self._open().store, args["name"]),
+            "status": self._status,
+            "index": self._index,
+        }
+
+    def close(self) -> None:
+        with self._lock:
+            if self._engine is not None:
+                self._engine.close()
+                self._engine = None
+
+    def tools(self) -> list[types.Tool]:
+        out = []
+        for spec in self.specs.values():
+            out.append(
+                types.Tool(
+                    name=spec.name,
+                    description=spec.description,
+                    input_schema=copy.deepcopy(alias.bundled(_input_ref(spec.name))),
+                    output_schema=(
+                        copy.deepcopy(alias.bundled(RESPONSE_SCHEMA))
+                        if spec.returns_response
+                        else None
+                    ),
+                    annotations=types.ToolAnnotations(
+                        read_only_hint=spec.read_only,
+                        destructive_hint=spec.destructive,
+                        idempotent_hint=spec.idempotent,
+                        open_world_hint=False,
+                    ),
+                )
+            )
+        return out
+
+    def call(self, name: str, arguments: dict | None) -> types.CallToolResult:
+        try:
+            return ok(self._dispatch(name, arguments or {}))
+        except Exception as exc:  # the server must survive anything a call does
+            return failed(as_pix_error(exc))
+
+    def _dispatch(self, name: str, args: dict) -> dict:
+        if name not in self.specs:
+            raise UsageError(f"unknown tool {name!r}; tools are {', '.join(self.specs)}")
+        if name == "alias_run" and "mode" in args:
+            raise UsageError(alias.MODE_REFUSED)  # the message `pix run --file` gives
+        problem = alias.schema_problem(args, _input_ref(name))
+        if problem:
+            raise UsageError(problem)
+        with self._lock:
+            return self._handlers[name](args)
+
+    # --- handlers: called with the lock held ---------------------------------------------
+
+    def _open(self) -> QueryEngine:
+        """The engine, opened on first use: the server starts (and `index` works) before any
+        index exists; a call that needs one fails with the CLI's "no pix index" message."""
+        if self._engine is None:
+            self._engine = QueryEngine(db=self.db, cwd=self.cwd)
+        return self._engine
+
+    def _query(self, args: dict) -> dict:
+        return self._answer(QueryRequest.from_json(args))
+
+    def _alias_run(self, args: dict) -> dict:
+        overrides = {key: args[key] for key in alias.OUTPUT_FIELDS if key in args}
+        return self._answer(alias.request_for(self._open().store, args["name"], overrides))
+
+    def _alias_add(self, args: dict) -> dict:
+        return alias.add(self._open().store, args["name"], args["spec"], args.get("force", False))
+
+    def _status(self, args: dict) -> dict:
+        from pix.status import status
+
+        return status(db=self.db, cwd=self.cwd)
+
+    def _index(self, args: dict) -> dict:
+        try:
+            embedder = self._open().embedder()
+        except NotIndexedError:
+            embedder = None  # the first index: index_repository loads the model itself
+        target = locate(self.cwd, self.db)
+        return asdict(index_repository(str(target.root), str(target.db), embedder=embedder))
+
+    def _answer(self, request: QueryRequest) -> dict:
+        """Run a request through the one query path, with the agent's budget and, if files
+        changed since the snapshot was indexed, an incremental refresh first."""
+        if request.max_characters is None:
+            request.max_characters = self.default_max_characters
+        engine = self._open()
+        changed = self._changed(engine, request)
+        if changed:
+            request.refresh = True  # run_query re-indexes and reports it as "refreshed"
+        response = engine.query(request)
+        if changed and "refreshed" in response:
+            response["refreshed"]["changed"] = len(changed)
+            response["refreshed"]["changedPaths"] = changed[:CHANGED_PATHS_SHOWN]
+        return response
+
+    def _changed(self, engine: QueryEngine, request: QueryRequest) -> list[str]:
+        """Work-tree paths changed since the snapshot a request would read; none when
+        refreshing is off, the request reads a commit, or it refreshes anyway."""
+        if not self.refresh or request.at is not None or request.refresh:
+            return []
+        with engine.store.read():
+            snapshot = select_snapshot(engine.store, engine.target, None)
+            return changed_files(engine.store, engine.target, snapshot)
+
+
+def _input_ref(tool: str) -> str:
+    return f"{TOOLS_SCHEMA}#/$defs/{tool}"
+
+
+def build_server(tools: PixMcp) -> Server:
+    async def list_tools(
+        ctx: object, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools.tools())
+
+    async def call_tool(ctx: object, params: types.CallToolRequestParams) -> types.CallToolResult:
+        return await anyio.to_thread.run_sync(tools.call, params.name, params.arguments)
+
+    return Server(
+        "pix",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def serve(db: str | None = None, cwd: str | None = None, refresh: bool = True) -> None:
+    """Serve over stdin/stdout until the client closes stdin. Nothing else may write stdout."""
+    tools = PixMcp(db=db, cwd=cwd, refresh=refresh)
+    server = build_server(tools)
+
+    async def main() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    try:
+        anyio.run(main)
+    finally:
+        tools.close()

@@ -1,0 +1,413 @@
+"""`pix mcp`: the real server as a child process, spoken to by the official SDK's stdio client.
+
+Each test starts `python -m pix.cli mcp` and talks MCP to it over its stdin/stdout. Answers are
+compared with the real command line (`pix query --json`, `pix run --json`, ...): the same JSON,
+the same error messages. One small repository is indexed once per module; tests that write get
+a private copy of its database.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+from conftest import GIT_ENV, commit, git, pix, write
+from mcp import Client, StdioServerParameters
+
+from pix import alias
+from pix.index import index_repository
+from pix.mcp import DEFAULT_MAX_CHARACTERS
+
+GEOMETRY = '''def circle_area(radius):
+    """Area of a circle of the given radius."""
+    return 3.14159 * radius * radius
+
+
+def rectangle_area(width, height):
+    """Area of a rectangle."""
+    return width * height
+'''
+GREETING = '''def greet(name):
+    """Say hello to a person by name."""
+    return f"hello {name}"
+'''
+# Longer than the default budget, so the budget has something to cut.
+LOG = "# Station log\n\n" + "".join(
+    f"Reading {i}: the weather station recorded rainfall and wind speed at noon.\n"
+    for i in range(320)
+)
+FILES = {"shapes/geometry.py": GEOMETRY, "hello.py": GREETING, "docs/station_log.md": LOG}
+AREA = "area of a circle"
+RAIN = "weather station rainfall readings"
+
+ANNOTATIONS = {  # tool: (readOnlyHint, destructiveHint, idempotentHint)
+    "query": (True, False, True),
+    "alias_run": (True, False, True),
+    "alias_list": (True, False, True),
+    "alias_add": (False, True, True),
+    "alias_remove": (False, True, True),
+    "status": (True, False, True),
+    "index": (False, False, True),
+}
+QUERY_OPTIONS = {
+    "query", "mode", "top", "noContent", "contextLines", "maxCharacters", "onlyPaths",
+    "ignorePaths", "at", "explain", "view",
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory, embedder) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("mcp")
+    root = base / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    write(root, FILES)
+    commit(root, "initial")
+    db = base / "index.db"
+    index_repository(str(root), str(db), embedder=embedder)
+    return root, db
+
+
+@pytest.fixture
+def env(indexed, tmp_path) -> tuple[Path, Path]:
+    root, db = indexed
+    mine = tmp_path / "pix.db"
+    shutil.copy(db, mine)
+    return root, mine
+
+
+@asynccontextmanager
+async def connect(cwd: Path, *args: str) -> AsyncIterator[Client]:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "pix.cli", "mcp", *args], cwd=str(cwd), env=GIT_ENV
+    )
+    async with Client(params, read_timeout_seconds=120) as client:
+        yield client
+
+
+def serve(cwd: Path, *args: str) -> Callable[[Callable[[Client], Awaitable[None]]], None]:
+    """Decorator: run the async scenario against a fresh server, now."""
+
+    def run(scenario: Callable[[Client], Awaitable[None]]) -> None:
+        async def main() -> None:
+            async with connect(cwd, *args) as client:
+                await scenario(client)
+
+        try:
+            anyio.run(main)
+        except BaseExceptionGroup as group:  # show the failed assertion, not the task groups
+            leaf: BaseException = group
+            while isinstance(leaf, BaseExceptionGroup):
+                leaf = leaf.exceptions[0]
+            raise leaf from None
+
+    return run
+
+
+async def call(client: Client, tool: str, args: dict) -> dict:
+    result = await client.call_tool(tool, args)
+    assert not result.is_error, result.content[0].text
+    assert json.loads(result.content[0].text) == result.structured_content
+    return {"text": result.content[0].text, "json": result.structured_content}
+
+
+async def error(client: Client, tool: str, args: dict) -> tuple[str, dict]:
+    result = await client.call_tool(tool, args)
+    assert result.is_error, result
+    return result.content[0].text, result.structured_content
+
+
+def cli(*args: str, root: Path, db: Path, stdin: str | None = None) -> tuple[int, str]:
+    code, out, err = pix(*args, "--db", str(db), cwd=root, stdin=stdin)
+    assert "Traceback" not in out + err
+    return code, out
+
+
+def cli_error(*args: str, root: Path, db: Path, stdin: str | None = None) -> dict:
+    code, out = cli(*args, "--json", root=root, db=db, stdin=stdin)
+    assert code == 2, out
+    return json.loads(out)
+
+
+def objects(schema: object) -> list[dict]:
+    """Every object-typed subschema."""
+    found = []
+    if isinstance(schema, dict):
+        if schema.get("type") == "object":
+            found.append(schema)
+        for value in schema.values():
+            found.extend(objects(value))
+    elif isinstance(schema, list):
+        for value in schema:
+            found.extend(objects(value))
+    return found
+
+
+def test_tools_are_listed_with_strict_schemas_from_schema_dir_and_annotations(indexed):
+    root, db = indexed
+
+    @serve(root, "--db", str(db))
+    async def _(client: Client) -> None:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert set(tools) == set(ANNOTATIONS)
+        for name, tool in tools.items():
+            hints = tool.annotations
+            assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint) == (
+                ANNOTATIONS[name]
+            ), name
+            assert hints.open_world_hint is False
+            schema = tool.input_schema
+            assert schema == alias.bundled(f"mcp-tools.v1.json#/$defs/{name}")
+            assert "$ref" not in json.dumps(schema)  # self-contained for any client
+            assert objects(schema) and all(
+                o.get("additionalProperties") is False for o in objects(schema)
+            ), name
+            assert tool.description
+        query = tools["query"].input_schema
+        assert query["required"] == ["query", "mode"]
+        assert QUERY_OPTIONS <= set(query["properties"])
+        assert query["properties"]["mode"]["enum"] == ["chunk", "file"]
+        assert set(tools["alias_run"].input_schema["properties"]) == {
+            "name", "view", "noContent", "maxCharacters"
+        }  # fmt: skip
+        assert tools["alias_add"].input_schema["properties"]["spec"]["required"] == [
+            "query",
+            "mode",
+        ]
+        advice = tools["query"].description
+        for words in ('"chunk"', '"file"', "noContent", f"{DEFAULT_MAX_CHARACTERS:,}"):
+            assert words in advice
+        assert tools["query"].output_schema["properties"]["mode"] == {"enum": ["chunk", "file"]}
+
+
+@pytest.mark.parametrize(
+    ("args", "flags"),
+    [
+        ({"query": AREA, "mode": "chunk"}, []),
+        ({"query": AREA, "mode": "file", "top": 2}, ["--file", "--top", "2"]),
+        (
+            {"query": AREA, "mode": "chunk", "onlyPaths": ["*.py"], "contextLines": 1,
+             "explain": True, "view": "full", "top": 3},
+            ["--only-path", "*.py", "--context-lines", "1", "--explain", "--view", "full",
+             "--top", "3"],
+        ),
+        ({"query": RAIN, "mode": "file", "noContent": True, "ignorePaths": ["shapes/"]},
+         ["--file", "--no-content", "--ignore-path", "shapes/"]),
+    ],
+)  # fmt: skip
+def test_query_answers_what_the_cli_answers(indexed, args, flags):
+    root, db = indexed
+    code, expected = cli(
+        "query", args["query"], *flags, "--max-characters", str(DEFAULT_MAX_CHARACTERS), "--json",
+        root=root, db=db,
+    )  # fmt: skip
+    assert code == 0
+    answers = []
+
+    @serve(root, "--db", str(db))
+    async def _(client: Client) -> None:
+        answers.append(await call(client, "query", args))
+
+    assert answers[0]["text"] + "\n" == expected  # the bytes `pix query --json` prints
+    response = answers[0]["json"]
+    assert response["mode"] == args["mode"] and response["results"]
+    assert "refreshed" not in response
+    if args["mode"] == "file":
+        assert all("startLine" not in r for r in response["results"])
+
+
+def test_the_default_budget_applies_and_a_call_can_change_it(indexed):
+    root, db = indexed
+
+    @serve(root, "--db", str(db))
+    async def _(client: Client) -> None:
+        # Pinned to the long file: this is about the budget, not about ranking.
+        request = {"query": RAIN, "mode": "file", "top": 1, "onlyPaths": ["docs/station_log.md"]}
+        cut = (await call(client, "query", request))["json"]["results"][0]
+        assert cut["path"] == "docs/station_log.md"
+        assert cut["truncated"] is True and cut["text"].endswith("[...]")
+        assert len(cut["text"]) < DEFAULT_MAX_CHARACTERS < len(LOG)
+        whole = (await call(client, "query", {**request, "maxCharacters": 100_000}))["json"]
+        assert whole["results"][0]["text"] == LOG and "truncated" not in whole["results"][0]
+        small = (await call(client, "query", {**request, "maxCharacters": 500}))["json"]
+        assert small["results"][0]["truncated"] is True
+        assert len(small["results"][0]["text"]) < 500
+
+
+def test_alias_tools_share_the_cli_aliases_and_semantics(env):
+    root, db = env
+    spec = {"query": AREA, "mode": "file", "top": 2}
+
+    @serve(root, "--db", str(db))
+    async def _(client: Client) -> None:
+        added = (await call(client, "alias_add", {"name": "areas", "spec": spec}))["json"]
+        assert added["spec"] == spec and added["replaced"] is False
+        listed = (await call(client, "alias_list", {}))["json"]
+        assert [a["name"] for a in listed["aliases"]] == ["areas"]
+        # What MCP saved, the CLI runs, in the same mode, with the same answer.
+        ran = await call(client, "alias_run", {"name": "areas"})
+        assert ran["json"]["mode"] == "file"
+        code, out = cli(
+            "run", "areas", "--max-characters", str(DEFAULT_MAX_CHARACTERS), "--json",
+            root=root, db=db,
+        )  # fmt: skip
+        assert code == 0 and ran["text"] + "\n" == out
+        minimal = (await call(client, "alias_run", {"name": "areas", "view": "minimal",
+                                                    "noContent": True}))["json"]  # fmt: skip
+        assert minimal["mode"] == "file"
+        assert all(set(r) == {"path", "score", "citation"} for r in minimal["results"])
+        # A clash, a mode at run time and an unknown alias fail as on the command line.
+        text, envelope = await error(client, "alias_add", {"name": "areas", "spec": spec})
+        assert envelope == cli_error("alias", "add", "areas", AREA, "--file", root=root, db=db)
+        assert text.splitlines()[0] == envelope["error"]["message"]
+        text, envelope = await error(client, "alias_run", {"name": "areas", "mode": "chunk"})
+        assert envelope == cli_error("run", "areas", "--mode", "chunk", root=root, db=db)
+        assert text == alias.MODE_REFUSED
+        replaced = {"query": "say hello", "mode": "chunk"}
+        added = await call(client, "alias_add", {"name": "areas", "spec": replaced, "force": True})
+        assert added["json"]["replaced"] is True
+        code, out = cli("alias", "show", "areas", "--json", root=root, db=db)
+        assert json.loads(out)["spec"] == replaced
+        removed = (await call(client, "alias_remove", {"name": "areas"}))["json"]
+        assert removed == {"removed": "areas"}
+        text, envelope = await error(client, "alias_run", {"name": "areas"})
+        assert envelope == cli_error("run", "areas", root=root, db=db)
+        assert text.startswith("no alias named 'areas'")
+
+
+def test_bad_input_is_a_tool_error_with_the_cli_message_and_the_server_keeps_serving(env):
+    root, db = env
+    unknown_field = {"query": AREA, "mode": "chunk", "bogus": 1}
+    wrong_type = {"query": AREA, "mode": "chunk", "top": "ten"}
+    same_as_cli = [  # (tool, arguments, the CLI command that fails the same way)
+        ("query", unknown_field, ["query", "--input", "-"], json.dumps(unknown_field)),
+        ("query", wrong_type, ["query", "--input", "-"], json.dumps(wrong_type)),
+        ("query", {"query": "   ", "mode": "file"}, ["query", "   ", "--file"], None),
+        ("query", {"query": AREA, "mode": "chunk", "at": "main"}, ["query", AREA, "--at", "main"],
+         None),
+        ("alias_run", {"name": "missing"}, ["run", "missing"], None),
+        ("alias_run", {"name": "x", "mode": "file"}, ["run", "x", "--file"], None),
+        ("alias_add", {"name": "two words", "spec": {"query": AREA, "mode": "file"}},
+         ["alias", "add", "two words", AREA, "--file"], None),
+        ("alias_remove", {"name": "missing"}, ["alias", "rm", "missing"], None),
+    ]  # fmt: skip
+    expected = [cli_error(*command, root=root, db=db, stdin=stdin) for *_, command, stdin in
+                same_as_cli]  # fmt: skip
+    own = [  # no CLI equivalent: the message says what is wrong
+        ("nope", {}, "unknown tool 'nope'"),
+        ("query", {"query": AREA}, "invalid request at (top level): 'mode' is a required property"),
+        ("query", {"mode": "file"}, "'query' is a required property"),
+        ("alias_add", {"name": "x", "spec": {"query": AREA}}, "at spec: 'mode' is a required"),
+        ("status", {"verbose": True}, "('verbose' was unexpected)"),
+        ("alias_run", {"name": "x", "top": 3}, "('top' was unexpected)"),
+    ]
+
+    @serve(root, "--db", str(db))
+    async def _(client: Client) -> None:
+        good = await call(client, "query", {"query": AREA, "mode": "file"})
+        for (tool, args, *_), envelope in zip(same_as_cli, expected, strict=True):
+            text, structured = await error(client, tool, args)
+            assert structured == envelope, (tool, args)
+            assert text.splitlines()[0] == envelope["error"]["message"]
+        for tool, args, words in own:
+            text, structured = await error(client, tool, args)
+            assert words in text, text
+            assert structured["error"]["code"] == "bad_input"
+        assert await call(client, "query", {"query": AREA, "mode": "file"}) == good
+
+
+def test_no_index_is_an_error_until_the_index_tool_builds_one(make_repo, tmp_path):
+    root = make_repo({"hello.py": GREETING})
+    db = tmp_path / "fresh.db"
+    code, out = cli("query", "say hello", "--json", root=root, db=db)
+    assert code == 3
+    envelope = json.loads(out)
+
+    @serve(root, "--db", str(db))
+    async def _(client: Client) -> None:
+        for tool, args in (("query", {"query": "say hello", "mode": "chunk"}), ("alias_list", {})):
+            text, structured = await error(client, tool, args)
+            assert structured == envelope
+            assert text.splitlines()[0] == f"no pix index at {db}"
+        report = (await call(client, "index", {}))["json"]
+        assert report["files"] == 1 and report["embed_pending"] == 0
+        status = (await call(client, "status", {}))["json"]
+        assert status["chunks"] >= 1 and status["workTree"]["changed"] == 0
+        response = (await call(client, "query", {"query": "say hello", "mode": "chunk"}))["json"]
+        assert response["results"][0]["path"] == "hello.py"
+
+
+def test_a_changed_work_tree_is_refreshed_before_a_query(make_repo, index):
+    root = make_repo({"hello.py": GREETING, "shapes/geometry.py": GEOMETRY})
+    index(root)
+    addition = '\n\ndef zebra_crossing_signal(lights):\n    """Blink the zebra crossing."""\n'
+
+    @serve(root)
+    async def _(client: Client) -> None:
+        request = {"query": "zebra crossing signal", "mode": "chunk", "top": 1}
+        first = (await call(client, "query", request))["json"]
+        assert "refreshed" not in first
+        write(root, {"hello.py": GREETING + addition})
+        second = (await call(client, "query", request))["json"]
+        assert second["refreshed"]["changed"] == 1
+        assert second["refreshed"]["changedPaths"] == ["hello.py"]
+        assert second["refreshed"]["newBlobs"] == 1
+        assert second["warnings"] == []
+        assert "def zebra_crossing_signal(lights):" in second["results"][0]["text"]
+        third = (await call(client, "query", request))["json"]
+        assert "refreshed" not in third and third["results"] == second["results"]
+
+    write(root, {"hello.py": GREETING + addition + "\n# one more line\n"})
+
+    @serve(root, "--no-refresh")
+    async def _(client: Client) -> None:
+        response = (await call(client, "query", {"query": "zebra", "mode": "file"}))["json"]
+        assert "refreshed" not in response
+        assert any("changed since this snapshot" in w for w in response["warnings"])
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert "The index is not refreshed first" in tools["query"].description
+
+
+def test_concurrent_calls_are_answered_like_sequential_ones(indexed):
+    root, db = indexed
+    requests = [
+        {"query": AREA, "mode": "chunk"},
+        {"query": AREA, "mode": "file"},
+        {"query": RAIN, "mode": "file", "noContent": True},
+        {"query": "say hello", "mode": "chunk", "top": 1},
+    ] * 2
+
+    @serve(root, "--db", str(db))
+    async def _(client: Client) -> None:
+        sequential = [(await call(client, "query", r))["text"] for r in requests]
+        concurrent: list[str | None] = [None] * len(requests)
+
+        async def one(i: int) -> None:
+            concurrent[i] = (await call(client, "query", requests[i]))["text"]
+
+        async with anyio.create_task_group() as group:
+            for i in range(len(requests)):
+                group.start_soon(one, i)
+        assert concurrent == sequential
+
+
+def test_stdout_carries_only_protocol_and_the_server_ends_with_its_stdin(indexed):
+    """Closing the client ends the server with exit 0 and nothing but protocol on stdout."""
+    root, db = indexed
+    init = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "0"}},
+    }  # fmt: skip
+    code, out, err = pix("mcp", "--db", str(db), cwd=root, stdin=json.dumps(init) + "\n")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert len(lines) == 1
+    reply = json.loads(lines[0])
+    assert reply["id"] == 1 and reply["result"]["serverInfo"]["name"] == "pix"
