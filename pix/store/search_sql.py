@@ -7,8 +7,8 @@ distribution-based score fusion (DBSF, each channel's scores scaled by mean ± 3
 (`pix_path_role`, a function the connection registers) multiplies the fused score.
 
 Parameters: :snapshot, :paths (JSON array or NULL), :qvec (int8 query vector), :fts (FTS5 query),
-:terms (JSON array of query terms),
-:code_terms (terms of the query's code-shaped words: only these may match a name's parts), :depth, :path_depth, :rrf_k, :w_dense, :w_bm25, :w_ident,
+:terms (JSON array of query terms), :code_terms (terms of the query's code-shaped words: only
+these may match a name's parts), :depth, :path_depth, :rrf_k, :w_dense, :w_bm25, :w_ident,
 :w_path, :priors (0/1), :p_test, :p_docs, :p_example, :p_vendored.
 """
 
