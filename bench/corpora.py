@@ -48,6 +48,9 @@ CORPORA: dict[str, Sdist] = {
     # Python/C/rst/YAML/shell so several grammars run, and headroom below the chunk ceiling
     # if the chunker starts cutting finer.
     "large": Sdist("pyinstaller", "6.22.3"),
+    # Discovery speed only (bench/discover_bench.py): >= 5,000 files, never embedded. Django's
+    # sdist: ~6,900 files (Python, templates, JS/CSS, docs, .po/.mo translations).
+    "huge": Sdist("django", "5.2.19"),
 }
 
 MARKER = "pix-bench-ready"  # inside .git, so it is never a tracked file of the corpus

@@ -102,6 +102,8 @@ def _store_blob(conn, sha: str, path: str, data: bytes) -> int:
             zlib.compress(data, 6),
         ),
     )
+    # The decoded text for `pix discover`; its trigger adds the blob's trigrams.
+    conn.execute(sql.INSERT_BLOB_TEXT, (sha, text))
     for seq, ch in enumerate(chunks):
         embed_input = embed_text(ch.context, ch.text)
         conn.execute(
@@ -356,7 +358,8 @@ def embed_pending(
     progress = progress or Progress(enabled=False)
     conn = store.conn
     with store.write():
-        conn.execute(sql.COPY_KNOWN_VECTORS, {"snapshot": snapshot_id})
+        known = conn.execute(sql.KNOWN_VECTORS_FOR_PENDING, {"snapshot": snapshot_id}).fetchall()
+        conn.executemany(sql.INSERT_VECTOR, known)
     pending = conn.execute(sql.PENDING_EMBEDDINGS, {"snapshot": snapshot_id}).fetchall()
     if limit is not None:
         pending = pending[:limit]

@@ -86,7 +86,9 @@ def index(embedder):
 def pix(*args: str, cwd: Path | None = None, stdin: str | None = None, env: dict | None = None):
     """The real command line, in a child process: (exit code, stdout, stderr)."""
     done = subprocess.run(
-        [sys.executable, "-m", "pix.cli", *args],
+        # -P: as with the console script, the cwd is not on sys.path (a repo's copy.py
+        # must not shadow the standard library)
+        [sys.executable, "-P", "-m", "pix.cli", *args],
         cwd=cwd,
         input=stdin,
         capture_output=True,

@@ -451,3 +451,20 @@ def test_progress_reports_rate_and_eta_on_a_terminal():
     progress.advance(3)
     progress.finish()
     assert quiet.getvalue() == ""
+
+
+def test_reindex_reuses_vectors_of_identical_chunks(make_repo, index):
+    body = "def shared_helper(value):\n    return value * 2\n"
+    repo = make_repo({"a.py": body})
+    index(repo)
+    # a new file whose bytes differ (CRLF) but whose chunk text is the same: a new blob, no new
+    # model run, its vector copied from the twin
+    write(repo, {"twin.py": body.replace("\n", "\r\n")})
+    report = index(repo)
+    assert report.new_blobs == 1 and report.embedded == 0 and report.embed_pending == 0
+    db = repo / ".pix.db"
+    vectors = rows(db, "SELECT v.chunk_id, vec_to_json(v.embedding) FROM chunk_vec v")
+    assert len(vectors) == 2 and vectors[0][1] == vectors[1][1]
+    code, out, err = pix_json("query", "shared helper doubling", "--json", cwd=repo)
+    assert code == 0, err
+    assert {r["path"] for r in out["results"]} == {"a.py", "twin.py"}

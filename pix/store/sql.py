@@ -34,10 +34,11 @@ DELETE_OLDER_WORKTREE_SNAPSHOTS = """
 DELETE FROM snapshot WHERE root = ? AND kind IN ('worktree', 'folder') AND id <> ?
 """
 
-# Identical chunk texts share one model run: reuse a vector already computed for the same input.
-COPY_KNOWN_VECTORS = """
-INSERT INTO chunk_vec(chunk_id, embedding)
-SELECT pending.id, known.embedding
+# Identical chunk texts share one model run: a vector already computed for the same input.
+# (Read out and written back with vec_int8(?): an INSERT ... SELECT from the int8 column loses
+# the value's int8 subtype and sqlite-vec then takes the bytes for float32.)
+KNOWN_VECTORS_FOR_PENDING = """
+SELECT pending.id, min(known.embedding)
 FROM (
     SELECT c.id, c.embed_sha FROM chunk c
     WHERE c.blob_sha IN (SELECT blob_sha FROM snapshot_file WHERE snapshot_id = :snapshot)
@@ -92,3 +93,37 @@ DELETE FROM chunk_vec WHERE chunk_id IN (
 """
 GC_CHUNKS = "DELETE FROM chunk WHERE blob_sha NOT IN (SELECT blob_sha FROM snapshot_file)"
 GC_BLOBS = "DELETE FROM blob WHERE sha NOT IN (SELECT blob_sha FROM snapshot_file)"
+
+# --- discover (migrations/003_trigram.sql)
+# A new blob's decoded text, which the blob_text triggers index as trigrams. Same sha, same
+# text: a row left by a blob deleted without the cascade is kept as it is.
+INSERT_BLOB_TEXT = "INSERT INTO blob_text(sha, text) VALUES (?, ?) ON CONFLICT(sha) DO NOTHING"
+# Every file of a snapshot with what discover needs to narrow and cite it: the id of its text
+# row (NULL while the blob has none) and its line count.
+DISCOVER_FILES = """
+SELECT f.path, f.blob_sha, t.id, b.line_count
+FROM snapshot_file f
+JOIN blob b ON b.sha = f.blob_sha
+LEFT JOIN blob_text t ON t.sha = f.blob_sha
+WHERE f.snapshot_id = ?
+ORDER BY f.path
+"""
+DISCOVER_SKIPPED = "SELECT path, reason FROM skipped WHERE snapshot_id = ? ORDER BY path"
+SNAPSHOT_LACKS_TEXT = """
+SELECT EXISTS (
+    SELECT 1 FROM snapshot_file f
+    WHERE f.snapshot_id = ? AND NOT EXISTS (SELECT 1 FROM blob_text t WHERE t.sha = f.blob_sha)
+)
+"""
+# Blobs of a snapshot that have no text row yet (stored before migration 003), oldest first.
+BLOBS_WITHOUT_TEXT = """
+SELECT b.sha, b.content FROM blob b
+WHERE b.sha IN (SELECT blob_sha FROM snapshot_file WHERE snapshot_id = ?)
+  AND NOT EXISTS (SELECT 1 FROM blob_text t WHERE t.sha = b.sha)
+ORDER BY b.rowid
+LIMIT ?
+"""
+# Text rows holding every trigram of the FTS5 expression (quoted trigrams joined by AND / OR).
+TRIGRAM_CANDIDATES = "SELECT rowid FROM blob_trigram WHERE blob_trigram MATCH ?"
+BLOB_TEXT = "SELECT text FROM blob_text WHERE id = ?"
+BLOB_CONTENT = "SELECT content FROM blob WHERE sha = ?"

@@ -1,0 +1,436 @@
+"""`pix discover`: the application function that the CLI and the MCP tool call.
+
+request -> hypotheses compiled -> newest work-tree snapshot (its missing trigrams filled in)
+-> roots resolved and scoped -> per hypothesis: trigram narrowing (or a disclosed scan) ->
+per hypothesis x root cell: exact verification in path order, within the limits and the time
+budget -> status per cell -> files ranked -> response (schema/discover-response.v1.json)
+
+Cells run hypothesis by hypothesis, roots in request order, files in path order, so what a
+limit or the budget cuts is deterministic. The budget is checked before each file: one file's
+verification is not interrupted (Python's `re` cannot be), so a pathological regex on a large
+file can overrun it by that file's time.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import apsw
+
+from pix.discover import fragments, trigram
+from pix.discover.request import Hypothesis, Request, parse_request
+from pix.discover.scope import GlobFilter, Root, describe_root, resolve_root, scope_root
+from pix.discover.verify import Excerpt, FileResult, Matcher
+from pix.index import locate
+from pix.snapshot import changed_files, select_snapshot
+from pix.store import open_store, sql
+from pix.store.db import Store
+
+SCHEMA_VERSION = 1
+COMPLETE_STATUSES = ("matched", "no_matches")
+STALE_LISTED = 20  # stale paths named in the response; the count is always exact
+TEXT_CACHE_CHARS = 64 << 20  # texts kept while a call runs, for the next hypothesis
+NEXT_READ_BEFORE = 5  # lines shown before the first match of the recommended read
+NEXT_READ_SPAN = 60  # matches this far after the first one are read in the same range
+NEXT_READ_AFTER = 10
+
+
+@dataclass
+class Narrowing:
+    method: str  # 'trigram' | 'scan'
+    expression: str | None = None
+    fragments: list[list[str]] = field(default_factory=list)
+    reason: str | None = None
+
+    def describe(self) -> dict:
+        out: dict = {"method": self.method}
+        if self.method == "trigram":
+            out["fragments"] = self.fragments
+        else:
+            out["reason"] = self.reason
+        return out
+
+
+@dataclass
+class Cell:
+    hypothesis: str
+    root: str
+    status: str = "no_matches"
+    reason: str | None = None
+    limits: list[str] = field(default_factory=list)
+    candidate_files: int = 0
+    searched_files: int = 0
+    matched_files: int = 0
+    matching_lines: int = 0
+    stale_files: int = 0
+
+    @property
+    def complete(self) -> bool:
+        """Fully executed over a root whose files the index holds as they are now."""
+        return self.status in COMPLETE_STATUSES and self.stale_files == 0
+
+    def describe(self) -> dict:
+        return {
+            "hypothesis": self.hypothesis,
+            "root": self.root,
+            "status": self.status,
+            "complete": self.complete,
+            "reason": self.reason,
+            "limitsHit": self.limits,
+            "candidateFiles": self.candidate_files,
+            "searchedFiles": self.searched_files,
+            "matchedFiles": self.matched_files,
+            "matchingLines": self.matching_lines,
+            "staleFiles": self.stale_files,
+        }
+
+
+@dataclass
+class Hit:
+    """What the hypotheses found in one file."""
+
+    lines: dict[str, list[int]] = field(default_factory=dict)  # hypothesis -> line numbers
+    excerpts: dict[str, list[Excerpt]] = field(default_factory=dict)
+    roots: list[str] = field(default_factory=list)
+
+
+def discover(request: dict, db: str | None = None, cwd: str | None = None) -> dict:
+    """Run one discovery request (schema/discover-request.v1.json) against the index of the
+    repository at `cwd` (or its database `db`) and return the response dict."""
+    started = time.monotonic()
+    req = parse_request(request)
+    target = locate(cwd, db)
+    store = open_store(target.db, create=False)
+    try:
+        return _run(store, target, req, started)
+    except apsw.SQLError:
+        store.check_integrity()  # a damaged file surfaces as odd SQL errors
+        raise
+    finally:
+        store.close()
+
+
+def plan_narrowing(matcher: Matcher) -> Narrowing:
+    h = matcher.hypothesis
+    if matcher.error:
+        return Narrowing("scan", reason="not run: " + matcher.error)
+    if h.mode == "literal":
+        plan = fragments.literal_plan(h.pattern)
+        why = f"a literal shorter than {fragments.MIN_FRAGMENT} characters"
+    else:
+        plan = fragments.regex_plan(h.pattern)
+        why = f"no literal run of {fragments.MIN_FRAGMENT}+ characters that every match needs"
+    if plan is None:
+        return Narrowing("scan", reason=why + ": every file in the roots is read")
+    return Narrowing("trigram", fragments.fts_expression(plan), plan)
+
+
+class Texts:
+    """File texts for one call, kept (up to a size) so later hypotheses read them once."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.cache: dict[str, str] = {}
+        self.chars = 0
+
+    def get(self, sha: str, text_id: int | None) -> str:
+        text = self.cache.get(sha)
+        if text is None:
+            text = trigram.read_text(self.store, text_id, sha)
+            if self.chars + len(text) <= TEXT_CACHE_CHARS:
+                self.cache[sha] = text
+                self.chars += len(text)
+        return text
+
+
+def _run(store: Store, target, req: Request, started: float) -> dict:
+    deadline = started + req.time_budget_ms / 1000
+    matchers = [Matcher(h) for h in req.queries]
+    narrowings = [plan_narrowing(m) for m in matchers]
+    warnings: list[str] = []
+    conn = store.conn
+
+    with store.read():
+        snapshot = select_snapshot(store, target, None)
+        missing = conn.execute(sql.SNAPSHOT_LACKS_TEXT, (snapshot.id,)).fetchone()[0]
+    fill = trigram.Backfill()
+    if missing:
+        budget_end = started + (deadline - started) * trigram.BACKFILL_SHARE
+        fill = trigram.backfill(store, snapshot.id, budget_end)
+
+    with store.read():
+        snapshot = select_snapshot(store, target, None)
+        files = {
+            path: (sha, text_id, line_count)
+            for path, sha, text_id, line_count in conn.execute(sql.DISCOVER_FILES, (snapshot.id,))
+        }
+        indexed = list(files)  # sorted by path (SQL ORDER BY path: code point order)
+        skipped = conn.execute(sql.DISCOVER_SKIPPED, (snapshot.id,)).fetchall()
+        stale = changed_files(store, target, snapshot)
+        roots = _resolve_roots(req, target.root, indexed, skipped, stale)
+        unindexed = sum(1 for path in {p for r in roots for p in r.files} if files[path][1] is None)
+        cells, hits = _search(store, req, matchers, narrowings, roots, files, deadline)
+
+    if stale:
+        sample = ", ".join(stale[:3]) + (" …" if len(stale) > 3 else "")
+        warnings.append(
+            f"{len(stale)} file(s) changed since this snapshot was indexed ({sample}); cells "
+            "over them are incomplete: run `pix index` to include them"
+        )
+    if unindexed:
+        warnings.append(
+            f"{unindexed} file(s) had no trigram rows yet and were read in full "
+            f"(trigram fill {fill.state}: it continues on the next call)"
+        )
+    return _response(
+        req, snapshot, roots, cells, hits, files, narrowings, stale, fill, unindexed, warnings,
+        started,
+    )  # fmt: skip
+
+
+def _resolve_roots(
+    req: Request, top, indexed: list[str], skipped: list, stale: list[str]
+) -> list[Root]:
+    globs = GlobFilter.of(req.globs)
+    roots: list[Root] = []
+    seen: dict[str, str] = {}
+    for name in req.roots:
+        root = resolve_root(name, top, indexed)
+        if root.status == "searched":
+            assert root.rel is not None
+            if root.rel in seen:
+                why = f"the same folder as root {seen[root.rel]}"
+                root.diagnose("skipped", "duplicate_root", why)
+            else:
+                seen[root.rel] = name
+                scope_root(root, indexed, skipped, stale, globs, req.filter_mode)
+        roots.append(root)
+    return roots
+
+
+def _search(
+    store: Store,
+    req: Request,
+    matchers: list[Matcher],
+    narrowings: list[Narrowing],
+    roots: list[Root],
+    files: dict[str, tuple[str, int | None, int]],
+    deadline: float,
+) -> tuple[list[Cell], dict[str, Hit]]:
+    cells: list[Cell] = []
+    hits: dict[str, Hit] = {}
+    texts = Texts(store)
+    in_roots = sorted({p for r in roots for p in r.files})
+    timed_out = False
+    for matcher, narrowing in zip(matchers, narrowings, strict=True):
+        h = matcher.hypothesis
+        results: dict[str, FileResult] = {}  # by blob: one verification per content
+        candidates: set[str] | None = None  # None: every file (a scan)
+        if matcher.error is None and narrowing.expression is not None and not timed_out:
+            ids = trigram.candidate_ids(store, narrowing.expression)
+            candidates = {p for p in in_roots if files[p][1] is None or files[p][1] in ids}
+        for root in roots:
+            cell = Cell(h.id, root.name, stale_files=len(root.stale))
+            cells.append(cell)
+            if root.status != "searched":
+                cell.status, cell.reason = root.status, root.reason
+            elif matcher.error is not None:
+                cell.status = "invalid_regex" if h.mode == "regex" else "error"
+                cell.reason = matcher.error
+            elif timed_out:
+                cell.status, cell.reason = "timeout", "not started: the time budget was spent"
+            else:
+                try:
+                    timed_out = _run_cell(
+                        cell, root, h, matcher, candidates, files, results, texts, hits, req,
+                        deadline,
+                    )  # fmt: skip
+                except Exception as exc:  # one cell's failure must not sink the others
+                    cell.status, cell.reason = "error", f"{type(exc).__name__}: {exc}"
+            if cell.stale_files and cell.status in COMPLETE_STATUSES:
+                cell.reason = (
+                    f"{cell.stale_files} file(s) under this root changed since indexing and "
+                    "were searched as indexed, not as they are now"
+                )
+    return cells, hits
+
+
+def _run_cell(
+    cell: Cell,
+    root: Root,
+    h: Hypothesis,
+    matcher: Matcher,
+    candidates: set[str] | None,
+    files: dict[str, tuple[str, int | None, int]],
+    results: dict[str, FileResult],
+    texts: Texts,
+    hits: dict[str, Hit],
+    req: Request,
+    deadline: float,
+) -> bool:
+    """Verify one hypothesis over one root's candidates, in path order. True on timeout."""
+    paths = root.files if candidates is None else [p for p in root.files if p in candidates]
+    cell.candidate_files = len(paths)
+    for i, path in enumerate(paths):
+        if time.monotonic() >= deadline:
+            cell.status = "timeout"
+            cell.reason = f"the time budget ran out after {i} of {len(paths)} candidate files"
+            return True
+        sha, text_id, _ = files[path]
+        result = results.get(sha)
+        if result is None:
+            text = texts.get(sha, text_id)
+            result = matcher.scan(text, req.max_matches_per_file, req.snippet_length)
+            results[sha] = result
+        cell.searched_files += 1
+        if result.limited and "maxMatchesPerFile" not in cell.limits:
+            cell.limits.append("maxMatchesPerFile")
+        if not result.lines:
+            continue
+        room = req.max_matches_per_search - cell.matching_lines
+        lines = result.lines[:room]
+        if len(lines) < len(result.lines):
+            cell.limits.append("maxMatchesPerSearch")
+        hit = hits.setdefault(path, Hit())
+        hit.lines.setdefault(h.id, lines)
+        hit.excerpts.setdefault(h.id, [e for e in result.excerpts if e.line <= lines[-1]])
+        if root.name not in hit.roots:
+            hit.roots.append(root.name)
+        cell.matched_files += 1
+        cell.matching_lines += len(lines)
+        if cell.matching_lines >= req.max_matches_per_search and i + 1 < len(paths):
+            if "maxMatchesPerSearch" not in cell.limits:
+                cell.limits.append("maxMatchesPerSearch")
+            break
+    if cell.limits:
+        cell.status = "partial"
+        left = cell.candidate_files - cell.searched_files
+        cell.reason = (
+            "limit reached: "
+            + ", ".join(cell.limits)
+            + (f"; {left} candidate file(s) not verified" if left else "")
+        )
+    else:
+        cell.status = "matched" if cell.matched_files else "no_matches"
+    return False
+
+
+def _rank(hits: dict[str, Hit], req: Request) -> list[tuple[str, Hit, int]]:
+    """Deterministic evidence aggregation, as the seed orders it: distinct hypotheses, distinct
+    roots, bounded match count (each hypothesis counts at most maxMatchesPerFile lines), then
+    path (code point order)."""
+    scored = []
+    for path, hit in hits.items():
+        bounded = sum(min(len(v), req.max_matches_per_file) for v in hit.lines.values())
+        scored.append((path, hit, bounded))
+    scored.sort(key=lambda s: (-len(s[1].lines), -len(s[1].roots), -s[2], s[0]))
+    return scored
+
+
+def _excerpts(hit: Hit, order: list[str]) -> list[dict]:
+    """Up to two: the first excerpt of each hypothesis (request order), then their seconds."""
+    picked: list[tuple[str, Excerpt]] = []
+    for depth in range(2):
+        for hid in order:
+            found = hit.excerpts.get(hid, [])
+            if depth < len(found) and len(picked) < 2:
+                picked.append((hid, found[depth]))
+    return [
+        {"hypothesis": hid, "line": e.line, "text": e.text, "truncated": e.truncated}
+        for hid, e in picked
+    ]
+
+
+def _next_read(path: str, hit: Hit, line_count: int, why: str) -> dict:
+    lines = sorted({n for v in hit.lines.values() for n in v})
+    first = lines[0]
+    last = max(n for n in lines if n <= first + NEXT_READ_SPAN)
+    return {
+        "path": path,
+        "startLine": max(1, first - NEXT_READ_BEFORE),
+        "endLine": min(max(line_count, 1), last + NEXT_READ_AFTER),
+        "reason": why,
+    }
+
+
+def _response(
+    req: Request,
+    snapshot,
+    roots: list[Root],
+    cells: list[Cell],
+    hits: dict[str, Hit],
+    files: dict[str, tuple[str, int | None, int]],
+    narrowings: list[Narrowing],
+    stale: list[str],
+    fill: trigram.Backfill,
+    unindexed: int,
+    warnings: list[str],
+    started: float,
+) -> dict:
+    order = [q.id for q in req.queries]
+    stale_set = set(stale)
+    ranked = _rank(hits, req)
+    candidates = [
+        {
+            "rank": i + 1,
+            "path": path,
+            "hypotheses": [hid for hid in order if hid in hit.lines],
+            "roots": [r.name for r in roots if r.name in hit.roots],
+            "matchCount": bounded,
+            "excerpts": _excerpts(hit, order),
+            "stale": path in stale_set,
+        }
+        for i, (path, hit, bounded) in enumerate(ranked[: req.max_candidates])
+    ]
+    next_read = None
+    if ranked:
+        path, hit, _ = ranked[0]
+        shown = [hid for hid in order if hid in hit.lines]
+        next_read = _next_read(path, hit, files[path][2], f"rank 1: matches {', '.join(shown)}")
+    incomplete: dict[str, list[dict]] = {}
+    for cell in cells:
+        if not cell.complete:
+            incomplete.setdefault(cell.hypothesis, []).append(
+                {"root": cell.root, "status": cell.status, "reason": cell.reason}
+            )
+    response: dict = {
+        "schemaVersion": SCHEMA_VERSION,
+        "snapshot": snapshot.describe(),
+        "request": req.describe(),
+        "candidates": candidates,
+        "totalCandidates": len(ranked),
+        "nextRead": next_read,
+        "coverage": {
+            "cells": len(cells),
+            "complete": sum(c.complete for c in cells),
+            "absenceEvidence": [
+                {"hypothesis": c.hypothesis, "root": c.root}
+                for c in cells
+                if c.complete and c.status == "no_matches"
+            ],
+            "roots": [describe_root(r) for r in roots],
+            "hypotheses": [
+                {"id": q.id, "mode": q.mode, "narrowing": n.describe()}
+                for q, n in zip(req.queries, narrowings, strict=True)
+            ],
+            "index": {
+                "unindexedFiles": unindexed,
+                "trigramFilled": fill.filled,
+                "trigramFill": fill.state,
+            },
+        },
+        "incompleteHypotheses": [
+            {"id": hid, "cells": incomplete[hid]} for hid in order if hid in incomplete
+        ],
+        "stale": {
+            "count": len(stale),
+            "files": stale[:STALE_LISTED],
+            "truncated": len(stale) > STALE_LISTED,
+        },
+        "warnings": warnings,
+    }
+    if req.output_mode == "detailed":
+        response["matrix"] = [c.describe() for c in cells]
+    response["elapsedMs"] = round((time.monotonic() - started) * 1000, 1)
+    return response

@@ -1,0 +1,86 @@
+"""The discover response as text for people (the JSON is the response itself)."""
+
+from __future__ import annotations
+
+
+def _incomplete_line(hypothesis: dict) -> str:
+    """One line per hypothesis; roots with the same status and reason share a clause."""
+    groups: dict[tuple[str, str | None], list[str]] = {}
+    for cell in hypothesis["cells"]:
+        groups.setdefault((cell["status"], cell.get("reason")), []).append(cell["root"])
+    clauses = [
+        f"{status} in {', '.join(roots)}" + (f" ({reason})" if reason else "")
+        for (status, reason), roots in groups.items()
+    ]
+    return f"incomplete: {hypothesis['id']}: " + "; ".join(clauses)
+
+
+def render_text(response: dict) -> str:
+    out: list[str] = []
+    cov = response["coverage"]
+    snap = response["snapshot"]
+    out.append(
+        f"{len(response['request']['queries'])} hypotheses x {len(cov['roots'])} roots: "
+        f"{cov['complete']}/{cov['cells']} cells complete, {response['totalCandidates']} "
+        f"candidate file(s) (snapshot {snap['id']}, {response['elapsedMs']:.0f} ms)"
+    )
+    for c in response["candidates"]:
+        stale = "  [stale]" if c["stale"] else ""
+        out.append(
+            f"{c['rank']:>3}. {c['path']}  [{', '.join(c['hypotheses'])}]  "
+            f"roots: {', '.join(c['roots'])}  matches: {c['matchCount']}{stale}"
+        )
+        for e in c["excerpts"]:
+            out.append(f"       {c['path']}:{e['line']}  {e['text']}")
+    shown = len(response["candidates"])
+    if response["totalCandidates"] > shown:
+        out.append(f"     … {response['totalCandidates'] - shown} more (raise maxCandidates)")
+    nxt = response["nextRead"]
+    if nxt:
+        out.append(f"next read: {nxt['path']} lines {nxt['startLine']}-{nxt['endLine']}")
+    else:
+        out.append("next read: none (no candidate)")
+    for h in response["incompleteHypotheses"]:
+        out.append(_incomplete_line(h))
+    if cov["absenceEvidence"]:
+        pairs = ", ".join(f"{a['hypothesis']} in {a['root']}" for a in cov["absenceEvidence"])
+        out.append(f"absent (complete search, no match): {pairs}")
+    for h in cov["hypotheses"]:
+        n = h["narrowing"]
+        if n["method"] == "scan":
+            out.append(f"scan: {h['id']}: {n['reason']}")
+    for r in cov["roots"]:
+        out.append("root " + _root_line(r))
+    if response["stale"]["count"]:
+        files = ", ".join(response["stale"]["files"])
+        more = " …" if response["stale"]["truncated"] else ""
+        count = response["stale"]["count"]
+        out.append(f"stale: {count} file(s) changed since indexing: {files}{more}")
+    if "matrix" in response:
+        out.append("status matrix:")
+        for cell in response["matrix"]:
+            mark = "complete" if cell["complete"] else "incomplete"
+            out.append(
+                f"  {cell['hypothesis']} x {cell['root']}: {cell['status']} ({mark}), "
+                f"{cell['matchedFiles']} file(s), {cell['matchingLines']} line(s), "
+                f"{cell['searchedFiles']}/{cell['candidateFiles']} verified"
+            )
+    return "\n".join(out) + "\n"
+
+
+def _root_line(r: dict) -> str:
+    if r["status"] != "searched":
+        return f"{r['root']}: {r['status']}: {r['diagnostic']['message']}"
+    f = r["filter"]
+    text = f"{r['root']}: {r['files']} file(s) searched, filter {f['decision']}"
+    if f["excluded"]:
+        left = ", ".join(
+            f"{cat} {n} ({', '.join(f['excludedFolders'][cat])})"
+            for cat, n in f["excluded"].items()
+        )
+        text += f", left out: {left}"
+    if r["globExcluded"]:
+        text += f", {r['globExcluded']} outside the globs"
+    if r["indexSkipped"]:
+        text += ", not indexed: " + ", ".join(f"{k} {v}" for k, v in r["indexSkipped"].items())
+    return text

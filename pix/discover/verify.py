@@ -1,0 +1,120 @@
+"""Exact verification of one hypothesis on one file's text: matching lines and excerpts.
+
+Matches are line-oriented, like ripgrep without --multiline: a file's result is the set of
+lines on which the pattern matches, each counted once. A regex match that runs over a line
+break (`\\s+` can) is searched again within the line where it started, so it never joins lines.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from pix.discover.fragments import needs_line_break
+from pix.discover.request import Hypothesis
+
+EXCERPTS_KEPT = 2  # per file and hypothesis: what the compact output can show
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    line: int
+    text: str
+    truncated: bool
+
+
+@dataclass
+class FileResult:
+    """What one hypothesis found in one file, up to the per-file limit."""
+
+    lines: list[int] = field(default_factory=list)
+    excerpts: list[Excerpt] = field(default_factory=list)
+    limited: bool = False  # more matching lines exist beyond the per-file limit
+
+
+class Matcher:
+    """A compiled hypothesis. `error` is set (and nothing matches) when it cannot run."""
+
+    def __init__(self, hypothesis: Hypothesis) -> None:
+        self.hypothesis = hypothesis
+        self.error: str | None = None
+        self.literal: str | None = None
+        self.regex: re.Pattern[str] | None = None
+        flags = re.MULTILINE | (0 if hypothesis.case_sensitive else re.IGNORECASE)
+        if hypothesis.mode == "literal":
+            if "\n" in hypothesis.pattern or "\r" in hypothesis.pattern:
+                self.error = "a literal with a line break cannot match: matches are within a line"
+            elif hypothesis.case_sensitive:
+                self.literal = hypothesis.pattern  # str.find is faster than re for this
+            else:
+                self.regex = re.compile(re.escape(hypothesis.pattern), flags)
+            return
+        try:
+            self.regex = re.compile(hypothesis.pattern, flags)
+        except (re.error, OverflowError, RecursionError) as exc:
+            self.error = f"invalid regex: {exc}"
+            return
+        if needs_line_break(hypothesis.pattern):  # as ripgrep refuses `\n` without -U
+            self.error = "the regex needs a line break, and matches are within one line"
+
+    def _search(self, text: str, pos: int, endpos: int) -> tuple[int, int] | None:
+        if self.literal is not None:
+            at = text.find(self.literal, pos, endpos)
+            return None if at < 0 else (at, at + len(self.literal))
+        assert self.regex is not None
+        m = self.regex.search(text, pos, endpos)
+        return None if m is None else m.span()
+
+    def scan(self, text: str, max_lines: int, snippet_length: int) -> FileResult:
+        """Matching lines of `text` (1-based), at most `max_lines`, with the first excerpts."""
+        result = FileResult()
+        n = len(text)
+        pos = 0
+        line = 1
+        counted_to = 0  # newlines before this offset are counted in `line`
+        while pos <= n:
+            span = self._search(text, pos, n)
+            if span is None:
+                break
+            start, end = span
+            if start == n and (n == 0 or text[n - 1] == "\n"):
+                break  # after the last line break (or in an empty file) there is no line
+            line_start = text.rfind("\n", 0, start) + 1
+            line_end = text.find("\n", start)
+            if line_end < 0:
+                line_end = n
+            if end > line_end:  # ran over a line break: look again inside this line only
+                span = self._search(text, start, line_end)
+                if span is None:
+                    pos = line_end + 1
+                    continue
+                start, end = span
+            if len(result.lines) == max_lines:
+                result.limited = True  # one more matching line exists
+                break
+            line += text.count("\n", counted_to, start)
+            counted_to = start
+            result.lines.append(line)
+            if len(result.excerpts) < EXCERPTS_KEPT:
+                result.excerpts.append(
+                    excerpt(text[line_start:line_end], start - line_start, line, snippet_length)
+                )
+            pos = line_end + 1
+        return result
+
+
+def excerpt(line_text: str, column: int, line: int, length: int) -> Excerpt:
+    """The line without its indentation, cut to `length` characters around the match."""
+    stripped = line_text.lstrip()
+    column -= len(line_text) - len(stripped)
+    stripped = stripped.rstrip()
+    if len(stripped) <= length:
+        return Excerpt(line, stripped, False)
+    # Keep some text before the match for context, the rest after it.
+    begin = max(0, min(column - length // 4, len(stripped) - length))
+    text = stripped[begin : begin + length]
+    if begin > 0:
+        text = "…" + text[1:]
+    if begin + length < len(stripped):
+        text = text[:-1] + "…"
+    return Excerpt(line, text, True)

@@ -1,0 +1,443 @@
+"""`pix discover`: hypotheses x roots over the trigram index, statuses, ranking, bounds, scope.
+
+Tiny real git repositories in tmp_path, indexed for real (keyword phase only: discover needs no
+embeddings). Every response is checked against schema/discover-response.v1.json.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import jsonschema
+import pytest
+from conftest import pix, pix_json, write
+
+from pix.discover import discover, render_text, trigram
+from pix.discover import engine as discover_engine
+from pix.discover.fragments import fts_expression, needs_line_break, regex_plan
+from pix.errors import UsageError
+from pix.index import gc
+from pix.store import open_store
+
+SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schema"
+RESPONSE = jsonschema.Draft202012Validator(
+    json.loads((SCHEMA_DIR / "discover-response.v1.json").read_text(encoding="utf-8"))
+)
+ERROR = jsonschema.Draft202012Validator(
+    json.loads((SCHEMA_DIR / "error.v1.json").read_text(encoding="utf-8"))
+)
+
+APP = """\
+import os
+
+
+class SessionStore:
+    def load_session(self, key):
+        return self.backend.get(key)
+
+    def save_session(self, key, value):
+        self.backend[key] = value
+"""
+TEST_APP = """\
+from app.store import SessionStore
+
+
+def test_load_session():
+    assert SessionStore().load_session("k") is None
+"""
+DOCS = "# Sessions\n\nCall load_session to read one.\n"
+
+
+def run(repo: Path, **request) -> dict:
+    response = discover(request, cwd=str(repo))
+    RESPONSE.validate(response)
+    render_text(response)  # every response renders
+    return response
+
+
+def lit(ident: str, pattern: str, **extra) -> dict:
+    return {"id": ident, "pattern": pattern, "mode": "literal", **extra}
+
+
+def rx(ident: str, pattern: str, **extra) -> dict:
+    return {"id": ident, "pattern": pattern, "mode": "regex", **extra}
+
+
+def cells(response: dict) -> dict[tuple[str, str], dict]:
+    return {(c["hypothesis"], c["root"]): c for c in response["matrix"]}
+
+
+@pytest.fixture
+def repo(make_repo, index):
+    repo = make_repo(
+        {"app/store.py": APP, "tests/test_store.py": TEST_APP, "docs/sessions.md": DOCS}
+    )
+    index(repo, embed=False)
+    return repo
+
+
+def test_literal_and_regex_across_roots(repo):
+    r = run(
+        repo,
+        queries=[lit("load", "load_session"), rx("cls", r"class\s+Session\w+")],
+        roots=["app", "tests", "docs"],
+        outputMode="detailed",
+    )
+    by_path = {c["path"]: c for c in r["candidates"]}
+    assert list(by_path) == ["app/store.py", "tests/test_store.py", "docs/sessions.md"]
+    top = by_path["app/store.py"]
+    assert top["hypotheses"] == ["load", "cls"] and top["roots"] == ["app"]
+    assert [(e["hypothesis"], e["line"]) for e in top["excerpts"]] == [("load", 5), ("cls", 4)]
+    assert top["excerpts"][0]["text"] == "def load_session(self, key):"
+    m = cells(r)
+    assert m[("load", "app")]["status"] == "matched" and m[("load", "app")]["complete"]
+    assert m[("cls", "docs")]["status"] == "no_matches" and m[("cls", "docs")]["complete"]
+    # the trigrams of `class` and `Session` are all in the test file's text only across words
+    # (`SessionStore`, no `class`): narrowed out or verified out, never a match
+    assert m[("cls", "tests")]["status"] == "no_matches"
+    narrowing = {h["id"]: h["narrowing"] for h in r["coverage"]["hypotheses"]}
+    assert narrowing["load"] == {"method": "trigram", "fragments": [["load_session"]]}
+    assert narrowing["cls"] == {"method": "trigram", "fragments": [["class", "Session"]]}
+    assert r["nextRead"] == {
+        "path": "app/store.py",
+        "startLine": 1,
+        "endLine": 9,
+        "reason": "rank 1: matches load, cls",
+    }
+
+
+def test_ranking_is_deterministic_with_path_ties(make_repo, index):
+    repo = make_repo(
+        {
+            "b.py": "alpha\n",  # one hypothesis, one line
+            "a.py": "alpha\n",  # the same evidence: path order breaks the tie
+            "c.py": "alpha\nalpha\nalpha\n",  # one hypothesis, more lines
+            "z.py": "alpha\nbeta\n",  # two hypotheses outrank any number of lines
+            "src/d.py": "alpha\n",  # in two roots
+        }
+    )
+    index(repo, embed=False)
+    request = {"queries": [lit("a", "alpha"), lit("b", "beta")], "roots": [".", "src"]}
+    first = run(repo, **request)
+    order = [c["path"] for c in first["candidates"]]
+    assert order == ["z.py", "src/d.py", "c.py", "a.py", "b.py"]
+    assert [c["rank"] for c in first["candidates"]] == [1, 2, 3, 4, 5]
+    assert first["candidates"][1]["roots"] == [".", "src"]
+    assert first["candidates"][2]["matchCount"] == 3
+    again = run(repo, **request)
+    assert again["candidates"] == first["candidates"] and again["nextRead"] == first["nextRead"]
+    # maxCandidates cuts the list, never the count
+    short = run(repo, **request, maxCandidates=2)
+    assert [c["path"] for c in short["candidates"]] == order[:2]
+    assert short["totalCandidates"] == 5
+
+
+def test_invalid_regex_is_scoped_to_its_hypothesis(repo):
+    r = run(
+        repo,
+        queries=[rx("bad", "load_(session"), lit("ok", "save_session")],
+        roots=["app"],
+        outputMode="detailed",
+    )
+    m = cells(r)
+    assert m[("bad", "app")]["status"] == "invalid_regex"
+    assert "missing )" in m[("bad", "app")]["reason"]
+    assert m[("ok", "app")]["status"] == "matched"
+    assert [h["id"] for h in r["incompleteHypotheses"]] == ["bad"]
+    assert r["coverage"]["absenceEvidence"] == []
+    assert [c["path"] for c in r["candidates"]] == ["app/store.py"]
+
+
+def test_roots_outside_the_repository_are_scoped_diagnostics(repo, tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    write(outside, {"x.py": "load_session = 1\n"})
+    os.symlink(outside, repo / "escape")  # a link in the tree that leaves it
+    os.symlink(repo / "app", repo / "inner")  # a link that stays inside: searched as app
+    r = run(
+        repo,
+        queries=[lit("load", "load_session")],
+        roots=["../", str(outside), "escape", "escape/x.py", "inner", "missing", "app"],
+        outputMode="detailed",
+    )
+    roots = {x["root"]: x for x in r["coverage"]["roots"]}
+    assert roots["../"]["diagnostic"]["code"] == "outside_repository"
+    assert roots[str(outside)]["diagnostic"]["code"] == "outside_repository"
+    assert roots["escape"]["diagnostic"]["code"] == "escapes_repository"
+    assert roots["escape/x.py"]["diagnostic"]["code"] == "escapes_repository"
+    assert roots["inner"]["status"] == "searched" and roots["inner"]["path"] == "app"
+    assert roots["missing"]["status"] == "root_missing"
+    assert roots["app"]["diagnostic"]["code"] == "duplicate_root"  # the same folder as inner
+    m = cells(r)
+    assert [m[("load", name)]["status"] for name in roots] == [
+        "skipped", "skipped", "skipped", "skipped", "matched", "root_missing", "skipped",
+    ]  # fmt: skip
+    # nothing outside the repository is ever read
+    assert all(not c["path"].startswith(("..", "/", "escape")) for c in r["candidates"])
+    assert [c["path"] for c in r["candidates"]] == ["app/store.py"]
+
+
+def test_limits_make_cells_partial_and_snippets_are_cut(make_repo, index):
+    repo = make_repo(
+        {
+            "many.py": "hit\n" * 5,
+            "one.py": "x = 1  # hit\n",
+            "two.py": "hit\nhit\n",
+            "long.py": "x = '" + "y" * 300 + " needle " + "z" * 300 + "'\n",
+        }
+    )
+    index(repo, embed=False)
+    r = run(repo, queries=[lit("h", "hit")], maxMatchesPerFile=2, outputMode="detailed")
+    cell = cells(r)[("h", ".")]
+    assert cell["status"] == "partial" and cell["limitsHit"] == ["maxMatchesPerFile"]
+    assert not cell["complete"] and r["incompleteHypotheses"][0]["id"] == "h"
+    assert {c["path"]: c["matchCount"] for c in r["candidates"]} == {
+        "many.py": 2, "two.py": 2, "one.py": 1,
+    }  # fmt: skip
+    r = run(repo, queries=[lit("h", "hit")], maxMatchesPerSearch=3, outputMode="detailed")
+    cell = cells(r)[("h", ".")]
+    assert cell["status"] == "partial" and "maxMatchesPerSearch" in cell["limitsHit"]
+    assert cell["matchingLines"] == 3 and cell["searchedFiles"] < cell["candidateFiles"]
+    # a long line is cut around the match and marked; the search itself was complete
+    r = run(repo, queries=[lit("n", "needle")], snippetLength=40, outputMode="detailed")
+    (excerpt,) = r["candidates"][0]["excerpts"]
+    assert excerpt["truncated"] and "needle" in excerpt["text"] and len(excerpt["text"]) == 40
+    assert excerpt["text"].startswith("…") and excerpt["text"].endswith("…")
+    assert cells(r)[("n", ".")]["status"] == "matched"
+
+
+def test_time_budget_marks_cells_timeout(repo, monkeypatch):
+    clock = iter(range(0, 10_000, 1))  # every look at the clock: one more second
+    monkeypatch.setattr(discover_engine.time, "monotonic", lambda: float(next(clock)))
+    r = run(
+        repo,
+        queries=[rx("any", r"\w+"), lit("load", "load_session")],
+        roots=["app", "tests"],
+        timeBudgetMs=2500,
+        outputMode="detailed",
+    )
+    statuses = {k: c["status"] for k, c in cells(r).items()}
+    assert "timeout" in statuses.values()
+    assert statuses[("load", "tests")] == "timeout"
+    assert r["coverage"]["complete"] == sum(
+        s in ("matched", "no_matches") for s in statuses.values()
+    )
+    assert all(not c["complete"] for c in r["matrix"] if c["status"] == "timeout")
+
+
+def test_recommended_filtering_is_disclosed_and_native_only_keeps_all(make_repo, index):
+    repo = make_repo(
+        {
+            "src/main.py": "token = 1\n",
+            "vendor/lib/six.py": "token = 2\n",
+            "build/lib/main.py": "token = 3\n",
+            "node_modules/pkg/index.js": "var token = 4;\n",
+            "src/api.generated.ts": "const token = 5;\n",
+            ".cache/x.txt": "token\n",
+        }
+    )
+    index(repo, embed=False)
+    rec = run(repo, queries=[lit("t", "token")])
+    (root,) = rec["coverage"]["roots"]
+    assert root["filter"]["decision"] == "applied"
+    assert root["filter"]["excluded"] == {"generated": 1, "vendored": 2, "cache": 1, "build": 1}
+    assert root["filter"]["excludedFolders"]["build"] == ["build/"]
+    assert root["filter"]["excludedFolders"]["vendored"] == ["node_modules/", "vendor/"]
+    assert [c["path"] for c in rec["candidates"]] == ["src/main.py"]
+    native = run(repo, queries=[lit("t", "token")], filterMode="native-only")
+    (root,) = native["coverage"]["roots"]
+    assert root["filter"] == {"decision": "native", "excluded": {}, "excludedFolders": {}}
+    assert len(native["candidates"]) == 6
+    # an explicitly requested vendored root is searched, and the bypass is said
+    bypass = run(repo, queries=[lit("t", "token")], roots=["vendor"])
+    assert bypass["coverage"]["roots"][0]["filter"]["decision"] == "bypassed"
+    assert [c["path"] for c in bypass["candidates"]] == ["vendor/lib/six.py"]
+    # the indexer's own skips are disclosed per root, and globs narrow further
+    globbed = run(repo, queries=[lit("t", "token")], globs=["*.py", "!build/"],
+                  filterMode="native-only")  # fmt: skip
+    assert [c["path"] for c in globbed["candidates"]] == ["src/main.py", "vendor/lib/six.py"]
+    assert globbed["coverage"]["roots"][0]["globExcluded"] == 4
+
+
+def test_absence_evidence_only_for_complete_cells(make_repo, index):
+    repo = make_repo({"a/x.py": "present\n", "b/y.py": "other\n", "c/z.py": "hit\n" * 3})
+    index(repo, embed=False)
+    write(repo, {"c/new.py": "absent_word\n"})  # stale: added after indexing
+    r = run(
+        repo,
+        queries=[lit("abs", "absent_word"), lit("hit", "hit"), rx("bad", "(")],
+        roots=["a", "b", "c", "../x"],
+        maxMatchesPerFile=1,
+        outputMode="detailed",
+    )
+    evidence = {(a["hypothesis"], a["root"]) for a in r["coverage"]["absenceEvidence"]}
+    # complete no_matches cells only: not the stale root c, not the invalid regex, not the
+    # skipped root, not the partial cell
+    assert evidence == {("abs", "a"), ("abs", "b"), ("hit", "a"), ("hit", "b")}
+    m = cells(r)
+    assert m[("abs", "c")]["status"] == "no_matches" and not m[("abs", "c")]["complete"]
+    assert m[("hit", "c")]["status"] == "partial"
+    assert r["coverage"]["complete"] == 4
+
+
+def test_stale_files_are_reported(repo):
+    write(repo, {"app/store.py": APP + "\ndef extra_session(): pass\n", "app/new.py": "x\n"})
+    (repo / "docs" / "sessions.md").unlink()
+    r = run(
+        repo,
+        queries=[lit("load", "load_session")],
+        roots=["app", "tests"],
+        outputMode="detailed",
+    )
+    assert r["stale"] == {
+        "count": 3,
+        "files": ["app/new.py", "app/store.py", "docs/sessions.md"],
+        "truncated": False,
+    }
+    assert any("changed since this snapshot" in w for w in r["warnings"])
+    top = {c["path"]: c for c in r["candidates"]}
+    assert top["app/store.py"]["stale"] and not top["tests/test_store.py"]["stale"]
+    m = cells(r)
+    assert m[("load", "app")]["staleFiles"] == 2 and not m[("load", "app")]["complete"]
+    assert m[("load", "tests")]["complete"]  # nothing under tests changed
+    # the index answers for what it holds: the new function is not found until re-indexed
+    r = run(repo, queries=[lit("x", "extra_session")], roots=["app"])
+    assert r["candidates"] == [] and r["coverage"]["absenceEvidence"] == []
+
+
+def test_matching_is_exact_line_oriented_and_case_aware(make_repo, index):
+    repo = make_repo(
+        {
+            "a.txt": "Hello World\nhello world\n",
+            "b.txt": "foo\n  bar\n",
+            "c.txt": "HELLO\n",
+            "crlf.txt": b"one\r\ntwo hello\r\n",
+            "quote.txt": 'say "hi" now\n',
+        }
+    )
+    index(repo, embed=False)
+    r = run(repo, queries=[lit("cs", "hello"), lit("ci", "HELLO", caseSensitive=False)])
+    by = {c["path"]: c for c in r["candidates"]}
+    assert by["a.txt"]["hypotheses"] == ["cs", "ci"] and by["a.txt"]["matchCount"] == 3
+    assert by["c.txt"]["hypotheses"] == ["ci"]
+    assert [e["line"] for e in by["crlf.txt"]["excerpts"]] == [2, 2]
+    r = run(repo, queries=[rx("nl", r"foo\nbar"), lit("nl2", "foo\n  bar")], outputMode="detailed")
+    assert [c["status"] for c in r["matrix"]] == ["invalid_regex", "error"]  # never no_matches
+    r = run(repo, queries=[rx("empty", "^")])  # every line, and no line after the last one
+    assert {c["path"]: c["matchCount"] for c in r["candidates"]}["b.txt"] == 2
+    r = run(repo, queries=[lit("q", 'say "hi"')])  # quotes survive the FTS5 expression
+    assert [c["path"] for c in r["candidates"]] == ["quote.txt"]
+    # `\s+` may run over a line break; matches never join lines (ripgrep's default)
+    r = run(repo, queries=[rx("join", r"foo\s+bar"), rx("ci", r"(?i)hello world")])
+    assert [c["path"] for c in r["candidates"]] == ["a.txt"]
+    assert r["candidates"][0]["matchCount"] == 2
+
+
+def test_regex_fragment_extractor():
+    assert regex_plan(r"class\s+Session\w+") == [["class", "Session"]]
+    assert regex_plan(r"load_(session|store)") == [["load_"]]
+    assert regex_plan(r"fo|barbaz") is None  # one branch has no 3-character run
+    assert regex_plan(r"fooo|barbaz") == [["fooo"], ["barbaz"]]
+    assert regex_plan(r"colou?r") == [["colo"]]  # an optional character ends the run
+    assert regex_plan(r"ab+cde") == [["cde"]]  # '+' keeps its character, ends the run
+    assert regex_plan(r"x{0,3}abc\.py") == [["abc.py"]]
+    assert regex_plan(r"[a-z]+_id\b") == [["_id"]]
+    assert regex_plan(r"[a-z]+_i\b") is None
+    assert regex_plan(r"\w+\(\)") is None
+    assert regex_plan(r"(?x) a b c d") is None  # verbose: spaces are not literal
+    assert regex_plan(r"(?i)Hello") == [["Hello"]]
+    assert regex_plan(r"a{2}bcd") == [["bcd"]]
+    assert regex_plan(r"\x41BCD") == [["BCD"]]
+    assert needs_line_break(r"foo\nbar") and not needs_line_break(r"foo[^\n]bar")
+    assert fts_expression([["abcd"], ['q"uo']]) == '("abc" AND "bcd") OR ("q""u" AND """uo")'
+
+
+def test_trigram_rows_follow_blobs_and_are_filled_for_old_blobs(repo, monkeypatch):
+    db = repo / ".pix.db"
+    store = open_store(db, create=False)
+    try:
+        conn = store.conn
+        blobs = conn.execute("SELECT count(*) FROM blob").fetchone()[0]
+        assert conn.execute("SELECT count(*) FROM blob_text").fetchone()[0] == blobs == 3
+        # a database indexed before migration 003: its blobs have no text nor trigrams
+        conn.execute("DELETE FROM blob_text")
+    finally:
+        store.close()
+    # a fill that gets no time: the files without trigrams are read in full, and it is said
+    with monkeypatch.context() as m:
+        m.setattr(trigram, "BACKFILL_SHARE", 0.0)
+        r = run(repo, queries=[lit("load", "load_session")])
+    assert r["coverage"]["index"] == {
+        "unindexedFiles": 3, "trigramFilled": 0, "trigramFill": "partial",
+    }  # fmt: skip
+    assert any("no trigram rows" in w for w in r["warnings"])
+    assert len(r["candidates"]) == 3
+    r = run(repo, queries=[lit("load", "load_session")])
+    assert r["coverage"]["index"]["trigramFill"] == "complete"
+    # two matching lines outrank one; then path order
+    assert [c["path"] for c in r["candidates"]] == [
+        "tests/test_store.py", "app/store.py", "docs/sessions.md",
+    ]  # fmt: skip
+    store = open_store(db, create=False)
+    try:
+        conn = store.conn
+        assert conn.execute("SELECT count(*) FROM blob_text").fetchone()[0] == 3
+        conn.execute("INSERT INTO blob_trigram(blob_trigram, rank) VALUES ('integrity-check', 1)")
+    finally:
+        store.close()
+    # pix gc drops a blob's text and trigrams with it
+    write(repo, {"app/store.py": "changed\n"})
+    from pix.index import index_repository
+
+    index_repository(str(repo), embed=False)
+    gc(str(repo))
+    store = open_store(db, create=False)
+    try:
+        conn = store.conn
+        assert conn.execute("SELECT count(*) FROM blob_text").fetchone()[0] == 3
+        conn.execute("INSERT INTO blob_trigram(blob_trigram, rank) VALUES ('integrity-check', 1)")
+    finally:
+        store.close()
+
+
+def test_request_validation():
+    with pytest.raises(UsageError, match="'mode' is a required property"):
+        discover({"queries": [{"id": "a", "pattern": "x"}]})
+    with pytest.raises(UsageError, match="used twice"):
+        discover({"queries": [lit("a", "x"), lit("a", "y")]})
+    with pytest.raises(UsageError, match="Additional properties"):
+        discover({"queries": [lit("a", "x")], "limit": 3})
+
+
+def test_cli_short_form_json_and_exit_codes(repo, tmp_path):
+    code, out, err = pix("discover", "-l", "load=load_session", "-r", r"cls=class\s+\w+",
+                         "--root", "app", "--root", "../x", cwd=repo)  # fmt: skip
+    assert code == 0, err
+    assert "1. app/store.py  [load, cls]" in out and "app/store.py:5" in out
+    assert "next read: app/store.py lines 1-9" in out and "outside the repository" in out
+    code, body, _ = pix_json("discover", "-l", "load=load_session", "--json", "--detailed",
+                             cwd=repo)  # fmt: skip
+    assert code == 0
+    RESPONSE.validate(body)
+    assert body["matrix"] and body["candidates"][0]["path"] == "tests/test_store.py"
+    # --input: the same request as JSON; a missing mode is a validation error (exit 2)
+    request = {"queries": [lit("load", "load_session")], "roots": ["tests"]}
+    code, body, _ = pix_json("discover", "--input", "-", "--json", cwd=repo,
+                             stdin=json.dumps(request))  # fmt: skip
+    assert code == 0 and [c["path"] for c in body["candidates"]] == ["tests/test_store.py"]
+    missing_mode = {"queries": [{"id": "q", "pattern": "load_session"}]}
+    code, body, _ = pix_json("discover", "--input", "-", "--json", cwd=repo,
+                             stdin=json.dumps(missing_mode))  # fmt: skip
+    assert code == 2 and body["error"]["code"] == "bad_input"
+    ERROR.validate(body)
+    assert "mode" in body["error"]["message"]
+    code, _, err = pix("discover", "-l", "no_equals_sign", cwd=repo)
+    assert code == 2 and "ID=PATTERN" in err
+    code, _, err = pix("discover", "--input", "-", "-l", "a=b", cwd=repo, stdin="{}")
+    assert code == 2
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    code, body, _ = pix_json("discover", "-l", "a=abc", "--json", cwd=bare)
+    assert code == 3 and body["error"]["code"] == "not_indexed"
