@@ -116,6 +116,16 @@ def tool_specs(default_max: int, refresh: bool) -> list[ToolSpec]:
             read_only=True, destructive=False, idempotent=True, returns_response=False,
         ),
         ToolSpec(
+            "discover",
+            "When you do not know where something lives: test several literal or regex "
+            "hypotheses at once (each with an explicit mode) across roots of the indexed "
+            "snapshot. Returns ranked candidate files with short excerpts, which hypothesis x "
+            "root cells were searched completely (no_matches there is real absence evidence) "
+            "and a recommended next read. Exact matching, not meaning: use query for that. "
+            "The JSON of `pix discover --json`.",
+            read_only=True, destructive=False, idempotent=True, returns_response=False,
+        ),
+        ToolSpec(
             "index",
             "Bring the index up to date with the work tree: only changed files are read and "
             "only new chunks embedded. The JSON of `pix index --json`.",
@@ -175,6 +185,7 @@ class PixMcp:
             "alias_add": self._alias_add,
             "alias_remove": lambda args: alias.remove(self._open().store, args["name"]),
             "status": self._status,
+            "discover": self._discover,
             "index": self._index,
         }
 
@@ -247,6 +258,11 @@ class PixMcp:
         from pix.status import status
 
         return status(db=self.db, cwd=self.cwd)
+
+    def _discover(self, args: dict) -> dict:
+        from pix.discover import discover
+
+        return discover(args, db=self.db, cwd=self.cwd)
 
     def _index(self, args: dict) -> dict:
         try:

@@ -53,6 +53,7 @@ ANNOTATIONS = {  # tool: (readOnlyHint, destructiveHint, idempotentHint)
     "alias_add": (False, True, True),
     "alias_remove": (False, True, True),
     "status": (True, False, True),
+    "discover": (True, False, True),
     "index": (False, False, True),
 }
 QUERY_OPTIONS = {
@@ -411,3 +412,25 @@ def test_stdout_carries_only_protocol_and_the_server_ends_with_its_stdin(indexed
     assert len(lines) == 1
     reply = json.loads(lines[0])
     assert reply["id"] == 1 and reply["result"]["serverInfo"]["name"] == "pix"
+
+
+def test_discover_tool_answers_what_the_cli_answers(indexed):
+    root, db = indexed
+    request = {
+        "queries": [
+            {"id": "area", "pattern": "area", "mode": "literal"},
+            {"id": "greet", "pattern": r"def gre+t\(", "mode": "regex"},
+        ]
+    }
+    code, out = cli("discover", "--input", "-", "--json", root=root, db=db,
+                    stdin=json.dumps(request))
+    assert code == 0, out
+    expected = json.loads(out)
+
+    @serve(root, "--db", str(db))
+    async def _(client: Client) -> None:
+        answer = (await call(client, "discover", request))["json"]
+        paths = [c["path"] for c in answer["candidates"]]
+        assert paths == [c["path"] for c in expected["candidates"]] and paths
+        message, _ = await error(client, "discover", {"queries": [{"id": "x", "pattern": "y"}]})
+        assert "mode" in message
