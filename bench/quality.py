@@ -142,6 +142,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--reuse", action="store_true", help="keep databases in the bench cache and reuse them"
     )
+    parser.add_argument("--speed-only", action="store_true", help="skip the quality table")
     args = parser.parse_args(argv)
     names = [s for s in args.sets.split(",") if s]
     with tempfile.TemporaryDirectory(prefix="pix-quality-") as tmp:
@@ -155,12 +156,13 @@ def main(argv: list[str] | None = None) -> None:
             )
             for n in names
         }
-        rows = quality(dbs)
-        print("| set | system | " + " | ".join(COLUMNS) + " |")
-        print("|---|---|" + "---:|" * len(COLUMNS))
-        for set_name, label, m in rows:
-            cells = [f"{m[c]:.3f}" if c in m else "" for c in COLUMNS]
-            print(f"| {set_name} | {label} | " + " | ".join(cells) + " |")
+        if not args.speed_only:
+            rows = quality(dbs)
+            print("| set | system | " + " | ".join(COLUMNS) + " |")
+            print("|---|---|" + "---:|" * len(COLUMNS))
+            for set_name, label, m in rows:
+                cells = [f"{m[c]:.3f}" if c in m else "" for c in COLUMNS]
+                print(f"| {set_name} | {label} | " + " | ".join(cells) + " |")
         speed_names = names + (["large"] if args.large else [])
         print()
         speed_cols = [
