@@ -90,6 +90,9 @@ class Embedder:
         options.intra_op_num_threads = os.cpu_count() or 1
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # Memory patterns are planned per input shape; every batch has its own width, so they
+        # only pile up (948 -> 734 MB peak embedding all of click, same speed).
+        options.enable_mem_pattern = False
         self.session = ort.InferenceSession(
             str(path), sess_options=options, providers=["CPUExecutionProvider"]
         )
