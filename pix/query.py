@@ -7,7 +7,6 @@ request -> snapshot -> fused chunks (SQL) -> path filter (inside SQL) -> [file a
 from __future__ import annotations
 
 import json
-import re
 import zlib
 from dataclasses import asdict, dataclass, field, fields, replace
 
@@ -19,6 +18,7 @@ from pix.ingest import scan
 from pix.ingest.embed import check_identity, model_identity
 from pix.output.budget import apply_budget
 from pix.output.result import Result
+from pix.pathglob import glob_regex
 from pix.retrieve.aggregate import by_file
 from pix.retrieve.route import CHANNELS, route
 from pix.retrieve.search import RRF_K, Hit, register_functions, search
@@ -125,30 +125,6 @@ def check_request(request: QueryRequest) -> list[str]:
         warnings.append(f"top {request.top} is outside {TOP_MIN}-{TOP_MAX}; using {clamped}")
         request.top = clamped
     return warnings
-
-
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A path glob: `*` within a folder, `**` across folders, `?` one character. A pattern
-    without '/' matches a file name at any depth (`*.py`); one ending in '/' a whole folder."""
-    anchored = "/" in pattern.rstrip("/")
-    if pattern.endswith("/"):
-        pattern += "**"
-    out = []
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        out.append("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c))
-        i += 1
-    body = "".join(out)
-    return re.compile(("^" if anchored else r"(?:^|.*/)") + body + "$")
 
 
 def filter_paths(

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pix.pathglob import glob_regex
 from pix.retrieve.priors import path_role
 
 # `recommended` filtering: folders (any path component) and file names that hold output,
@@ -54,28 +55,6 @@ def filter_category(path: str) -> tuple[str, str] | None:
         m = re.search(r"(^|/)(vendor|vendored|_vendor|third_party|thirdparty|external)/", path)
         return "vendored", path[: m.end()] if m else path
     return None
-
-
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """The path glob syntax of `pix query --only-path`: `*` within a folder, `**` across
-    folders, `?` one character; no '/' matches a name at any depth; a trailing '/' a folder."""
-    anchored = "/" in pattern.rstrip("/")
-    if pattern.endswith("/"):
-        pattern += "**"
-    out = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        else:
-            c = pattern[i]
-            out.append("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c))
-            i += 1
-    return re.compile(("^" if anchored else r"(?:^|.*/)") + "".join(out) + "$")
 
 
 @dataclass
