@@ -508,6 +508,7 @@ def discover_cmd(
         typer.echo(f"warning: {warning}", err=True)
     sys.stdout.write(render_text(response))
 
+
 def read_json(source: str) -> object:
     try:
         raw = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
@@ -544,8 +545,6 @@ def _fail(error: errors.PixError, argv: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import apsw
-
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         app(args=argv, prog_name="pix", standalone_mode=False)
@@ -557,20 +556,12 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(errors.UsageError(exc.format_message().strip().splitlines()[-1]), argv)
     except KeyboardInterrupt:
         return _interrupted()
-    except errors.PixError as exc:
-        return _fail(exc, argv)
-    except (apsw.CorruptError, apsw.NotADBError) as exc:
-        return _fail(errors.DatabaseError(f"the database is corrupt: {exc}"), argv)
-    except apsw.BusyError:
-        return _fail(
-            errors.PixError("the database is busy (another pix is writing); try again"), argv
-        )
     except BrokenPipeError:
         return 0
     except Exception as exc:  # the last line of defence: one line, never a traceback
-        if os.environ.get("PIX_DEBUG"):
+        if os.environ.get("PIX_DEBUG") and not isinstance(exc, errors.PixError):
             raise
-        return _fail(errors.PixError(f"unexpected {type(exc).__name__}: {exc}"), argv)
+        return _fail(errors.as_pix_error(exc), argv)
 
 
 def _interrupted() -> int:

@@ -45,3 +45,16 @@ class NotIndexedError(PixError):
 class DatabaseError(PixError):
     exit_code = EXIT_DATABASE
     code = "unusable_database"
+
+
+def as_pix_error(exc: BaseException) -> PixError:
+    """The one-line error a front end (CLI, MCP) reports for any exception."""
+    import apsw
+
+    if isinstance(exc, PixError):
+        return exc
+    if isinstance(exc, apsw.CorruptError | apsw.NotADBError):
+        return DatabaseError(f"the database is corrupt: {exc}")
+    if isinstance(exc, apsw.BusyError):
+        return PixError("the database is busy (another pix is writing); try again")
+    return PixError(f"unexpected {type(exc).__name__}: {exc}")

@@ -22,13 +22,12 @@ from dataclasses import asdict, dataclass
 
 import anyio
 import anyio.to_thread
-import apsw
 import mcp_types as types
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 
 from pix import __version__, alias
-from pix.errors import DatabaseError, NotIndexedError, PixError, UsageError
+from pix.errors import NotIndexedError, PixError, UsageError, as_pix_error
 from pix.index import index_repository, locate
 from pix.query import QueryEngine, QueryRequest
 from pix.snapshot import changed_files, select_snapshot
@@ -132,17 +131,6 @@ def tool_specs(default_max: int, refresh: bool) -> list[ToolSpec]:
             read_only=False, destructive=False, idempotent=True, returns_response=False,
         ),
     ]  # fmt: skip
-
-
-def as_pix_error(exc: BaseException) -> PixError:
-    """The error the CLI would report for `exc` (pix.cli.main maps exceptions the same way)."""
-    if isinstance(exc, PixError):
-        return exc
-    if isinstance(exc, apsw.CorruptError | apsw.NotADBError):
-        return DatabaseError(f"the database is corrupt: {exc}")
-    if isinstance(exc, apsw.BusyError):
-        return PixError("the database is busy (another pix is writing); try again")
-    return PixError(f"unexpected {type(exc).__name__}: {exc}")
 
 
 def ok(payload: dict) -> types.CallToolResult:
