@@ -153,7 +153,7 @@ def _dirty(target: Target, listing: scan.Listing) -> bool:
     excluded = excluded_paths(target)
     for record in out.decode("utf-8", "surrogateescape").split("\0"):
         path = record[3:]
-        if record and not scan._is_own(path, excluded):
+        if record and not scan.is_own_file(path, excluded):
             return True
     return False
 

@@ -114,14 +114,15 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def _is_own(path: str, excluded: frozenset[str]) -> bool:
+def is_own_file(path: str, excluded: frozenset[str]) -> bool:
+    """pix's own database files: never indexed, never a change to the work tree."""
     return path.rsplit("/", 1)[-1] in DB_NAMES or path in excluded
 
 
 def _stat_entries(root: Path, paths: Iterator[str], excluded: frozenset[str]) -> list[Entry]:
     entries = []
     for rel in paths:
-        if _is_own(rel, excluded):
+        if is_own_file(rel, excluded):
             continue
         try:
             st = os.lstat(root / rel)
