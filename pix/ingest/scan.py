@@ -121,17 +121,23 @@ def is_own_file(path: str, excluded: frozenset[str]) -> bool:
 
 def _stat_entries(root: Path, paths: Iterator[str], excluded: frozenset[str]) -> list[Entry]:
     entries = []
-    for rel in paths:
-        if is_own_file(rel, excluded):
-            continue
-        try:
-            st = os.lstat(root / rel)
-        except OSError:
-            continue  # listed by git but deleted from the work tree: not part of it
-        is_link = (st.st_mode & 0o170000) == 0o120000
-        if not is_link and (st.st_mode & 0o170000) != 0o100000:
-            continue  # submodule directories and other non-files
-        entries.append(Entry(rel, st.st_size, st.st_mtime_ns, None, is_link))
+    # Relative to one open directory: no Path object per file (this runs before every query,
+    # for the stale-index check, over every file of the tree).
+    top = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for rel in paths:
+            if is_own_file(rel, excluded):
+                continue
+            try:
+                st = os.stat(rel, dir_fd=top, follow_symlinks=False)
+            except OSError:
+                continue  # listed by git but deleted from the work tree: not part of it
+            is_link = (st.st_mode & 0o170000) == 0o120000
+            if not is_link and (st.st_mode & 0o170000) != 0o100000:
+                continue  # submodule directories and other non-files
+            entries.append(Entry(rel, st.st_size, st.st_mtime_ns, None, is_link))
+    finally:
+        os.close(top)
     entries.sort(key=lambda e: e.path)
     return entries
 
