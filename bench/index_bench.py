@@ -108,6 +108,17 @@ class Pacer:
         self.turn_start = time.perf_counter()
 
 
+def _vm_hwm_kib() -> int:
+    """This process's own RSS high-water mark. Not ru_maxrss: Linux carries a forked child's
+    maxrss over from the parent (and keeps it across exec), so a worker started by this
+    bench, which holds its own model session, would report the parent's memory."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
 def worker(repo: str, db: str, limit: int | None) -> None:
     """Index `repo` into `db` with the pix API, talking JSON lines with the parent on
     stdout/stdin: 'keyword' (then wait for 'go'), 'turn's, and 'done' with the timings."""
@@ -138,7 +149,7 @@ def worker(repo: str, db: str, limit: int | None) -> None:
         store.close()
     out = asdict(report)
     out.update(keyword_wall=keyword_wall, embedded=embedded, embed_s=embed_s,
-               embed_cpu_s=embed_cpu_s)
+               embed_cpu_s=embed_cpu_s, vm_hwm_kib=_vm_hwm_kib())
     _send(channel, "done", report=out)
 
 
@@ -280,8 +291,8 @@ def index_with_raw(
         raise
     proc.stdin.close()
     proc.stdout.close()
-    maxrss = _reap(proc, log, "index worker")
-    return message["report"], raw, len(pending), maxrss
+    _reap(proc, log, "index worker")
+    return message["report"], raw, len(pending), message["report"]["vm_hwm_kib"]
 
 
 def _receive(proc: subprocess.Popen) -> dict:
