@@ -20,6 +20,13 @@ scope AS MATERIALIZED (
     WHERE f.snapshot_id = :snapshot
       AND (:paths IS NULL OR f.path IN (SELECT value FROM json_each(:paths)))
 ),
+-- Membership probes for the few candidates a channel finds: indexed lookups through chunk and
+-- snapshot_file, cheaper than building a set of every chunk in scope for each channel.
+in_scope(chunk_id) AS (
+    SELECT c.id FROM chunk c JOIN snapshot_file f ON f.blob_sha = c.blob_sha
+    WHERE f.snapshot_id = :snapshot
+      AND (:paths IS NULL OR f.path IN (SELECT value FROM json_each(:paths)))
+),
 knn AS MATERIALIZED (
     SELECT chunk_id, distance
     FROM chunk_vec
@@ -42,7 +49,7 @@ bm25 AS (
     SELECT chunk_id, score, row_number() OVER (ORDER BY score DESC, chunk_id) AS rank
     FROM (
         SELECT chunk_id, score FROM fts_match
-        WHERE chunk_id IN (SELECT chunk_id FROM scope)
+        WHERE EXISTS (SELECT 1 FROM in_scope WHERE in_scope.chunk_id = fts_match.chunk_id)
         ORDER BY score DESC, chunk_id
         LIMIT :depth
     )
@@ -55,7 +62,7 @@ ident AS (
         WHERE :w_ident > 0
           AND s.term IN (SELECT value FROM json_each(:terms))
           AND (s.whole = 1 OR s.term IN (SELECT value FROM json_each(:code_terms)))
-          AND s.chunk_id IN (SELECT chunk_id FROM scope)
+          AND EXISTS (SELECT 1 FROM in_scope WHERE in_scope.chunk_id = s.chunk_id)
         GROUP BY s.chunk_id
         ORDER BY score DESC, s.chunk_id
         LIMIT :depth
