@@ -195,6 +195,8 @@ def _keyword_phase(
     conn = store.conn
     root_key = str(target.root)
     previous: dict[str, tuple[str, int, int]] = {}
+    previous_skipped: list[tuple] = []
+    row = None
     if listing.kind == "commit":
         existing = conn.execute(sql.COMMIT_SNAPSHOT, (listing.commit_sha,)).fetchone()
         if existing:  # a commit's tree never changes: its snapshot is already complete
@@ -203,6 +205,7 @@ def _keyword_phase(
         row = conn.execute(sql.LATEST_SNAPSHOT_OF_ROOT, (root_key,)).fetchone()
         if row:
             previous = {p: (b, s, m) for p, b, s, m in conn.execute(sql.SNAPSHOT_FILES, (row[0],))}
+            previous_skipped = sorted(conn.execute(sql.SNAPSHOT_SKIPPED, (row[0],)).fetchall())
 
     files: list[tuple[str, str, int, int]] = []  # path, blob, size, mtime
     skipped: list[tuple[str, str, int, int]] = []
@@ -265,6 +268,21 @@ def _keyword_phase(
     fingerprint = hashlib.sha1(
         "\n".join(f"{p}\0{b}" for p, b, _, _ in files).encode("utf-8", "surrogateescape")
     ).hexdigest()
+    reasons: dict[str, int] = {}
+    for _, reason, _, _ in skipped:
+        reasons[reason] = reasons.get(reason, 0) + 1
+    reasons = dict(sorted(reasons.items()))
+    if (
+        row
+        and row[1:] == (listing.commit_sha, listing.branch, int(dirty), fingerprint)
+        and {p: (b, s, m) for p, b, s, m in files} == previous
+        and sorted(skipped) == previous_skipped
+    ):
+        # Nothing moved since the last snapshot: keep it (and its id) rather than write a copy.
+        return IndexReport(
+            row[0], listing.kind, root_key, listing.commit_sha, listing.branch, dirty,
+            len(files), new_blobs, reused, chunks_added, reasons, 0, 0,
+        )  # fmt: skip
     with store.write():
         conn.execute(
             sql.INSERT_SNAPSHOT,
@@ -288,9 +306,6 @@ def _keyword_phase(
         if listing.kind != "commit":
             conn.execute(sql.DELETE_OLDER_WORKTREE_SNAPSHOTS, (root_key, snapshot_id))
 
-    reasons: dict[str, int] = {}
-    for _, reason, _, _ in skipped:
-        reasons[reason] = reasons.get(reason, 0) + 1
     return IndexReport(
         snapshot_id,
         listing.kind,
@@ -302,7 +317,7 @@ def _keyword_phase(
         new_blobs,
         reused,
         chunks_added,
-        dict(sorted(reasons.items())),
+        reasons,
         0,
         0,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import signal
 import subprocess
 import sys
@@ -468,3 +469,21 @@ def test_reindex_reuses_vectors_of_identical_chunks(make_repo, index):
     code, out, err = pix_json("query", "shared helper doubling", "--json", cwd=repo)
     assert code == 0, err
     assert {r["path"] for r in out["results"]} == {"a.py", "twin.py"}
+
+
+def test_unchanged_tree_keeps_its_snapshot(make_repo, index):
+    repo = make_repo({"a.py": "def alpha():\n    return 1\n", "logo.png": b"\x89PNG\x00\x00"})
+    first = index(repo)
+    again = index(repo)
+    assert again.snapshot_id == first.snapshot_id and again.new_blobs == 0
+    assert again.skipped == {"binary": 1}
+    db = repo / ".pix.db"
+    assert rows(db, "SELECT count(*) FROM snapshot")[0][0] == 1
+    # same bytes, new mtime: a new snapshot records the new stat, or every query would warn
+    path = repo / "a.py"
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
+    touched = index(repo)
+    assert touched.snapshot_id != first.snapshot_id and touched.new_blobs == 0
+    code, out, err = pix_json("query", "alpha", "--json", cwd=repo)
+    assert code == 0 and out["warnings"] == []

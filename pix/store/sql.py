@@ -12,7 +12,8 @@ INSERT INTO chunk(
 INSERT_SYMBOL = "INSERT OR IGNORE INTO symbol(chunk_id, name, term, whole) VALUES (?, ?, ?, ?)"
 
 LATEST_SNAPSHOT_OF_ROOT = """
-SELECT id FROM snapshot WHERE root = ? AND kind IN ('worktree', 'folder')
+SELECT id, commit_sha, branch, dirty, fingerprint FROM snapshot
+WHERE root = ? AND kind IN ('worktree', 'folder')
 ORDER BY id DESC LIMIT 1
 """
 COMMIT_SNAPSHOT = "SELECT id FROM snapshot WHERE kind = 'commit' AND commit_sha = ?"
