@@ -308,18 +308,18 @@ def _emit_response(response: dict, fmt: Format, copy: bool) -> None:
     """Render a query response exactly as `pix query` does."""
     from pix.output import render
 
+    plain = render.render_response(response)
+    if copy:  # first: a clipboard failure must not follow a printed answer on stdout
+        from pix.output.clipboard import copy as to_clipboard
+
+        to_clipboard(plain)
     if fmt is not Format.text:
         emit_json(response)
-    plain = render.render_response(response)
     if fmt is not Format.json:
         for warning in response["warnings"]:
             typer.echo(f"warning: {warning}", err=True)
         stream = sys.stdout if fmt is Format.text else sys.stderr
         stream.write(render.colorize_response(response) if stream.isatty() else plain)
-    if copy:
-        from pix.output.clipboard import copy as to_clipboard
-
-        to_clipboard(plain)
 
 
 alias_app = typer.Typer(
@@ -522,21 +522,24 @@ def read_json(source: str) -> object:
         ) from None
 
 
-def _wants_json(argv: list[str]) -> bool:
-    return (
-        "--json" in argv
-        or "--format=json" in argv
-        or (
-            "--format" in argv
-            and argv[argv.index("--format") + 1 : argv.index("--format") + 2] == ["json"]
-        )
-    )
+def _output_format(argv: list[str]) -> str:
+    """text, json or both, read from raw arguments: a failure may come before parsing ends."""
+    if "--json" in argv:
+        return "json"
+    for i, arg in enumerate(argv):
+        if arg.startswith("--format="):
+            return arg.split("=", 1)[1]
+        if arg == "--format" and i + 1 < len(argv):
+            return argv[i + 1]
+    return "text"
 
 
 def _fail(error: errors.PixError, argv: list[str]) -> int:
-    if _wants_json(argv):
+    """The error envelope on stdout for json (and both), one line on stderr for text (and both)."""
+    fmt = _output_format(argv)
+    if fmt in ("json", "both"):
         emit_json(error.envelope())
-    else:
+    if fmt != "json":
         line = f"pix: error: {error.message}"
         if error.hint:
             line += f" ({error.hint})"

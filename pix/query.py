@@ -242,7 +242,10 @@ def _hydrate(
             if not request.no_content:
                 res.text = chunk_texts[hit.chunk_id]
                 if request.context_lines:
-                    lines = file_text(hit.blob_sha).splitlines(keepends=True)
+                    # split on '\n' only, as the chunker counts lines (splitlines would also
+                    # break at form feeds and other separators and shift every line after)
+                    lines = file_text(hit.blob_sha).split("\n")
+                    lines = [line + "\n" for line in lines[:-1]] + [lines[-1]]
                     n = request.context_lines
                     res.context_before = "".join(
                         lines[max(hit.start_line - 1 - n, 0) : hit.start_line - 1]

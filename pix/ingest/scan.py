@@ -264,7 +264,7 @@ def skip_reason(path: str, data: bytes) -> str | None:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        return "binary"
+        return "not_text"  # no NUL byte, but not UTF-8 either (Latin-1 text, say)
     if _minified(text):
         return "minified"
     return None

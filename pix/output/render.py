@@ -96,8 +96,36 @@ def from_response(response: dict) -> list[Result]:
     return out
 
 
+def explain_line(item: dict) -> str:
+    """`--explain` for people: the prior, then each channel's rank, raw score, weight and
+    contribution to the fused score, on one line under the result's header."""
+    ex = item["explain"]
+    parts = [f"fused {ex['fused']:.4f} x prior {ex['prior']:g} ({ex['role']})"]
+    for name, ch in ex["channels"].items():
+        parts.append(
+            f"{name} #{ch['rank']} score {ch['score']:.3f} weight {ch['weight']:g} "
+            f"+{ch['contribution']:.4f}"
+        )
+    return "   explain: " + "; ".join(parts) + "\n"
+
+
+def _with_explain(blocks: list[str], response: dict) -> list[str]:
+    return [
+        block.replace("\n", "\n" + explain_line(item), 1) if "explain" in item else block
+        for block, item in zip(blocks, response["results"], strict=True)
+    ]
+
+
 def render_response(response: dict) -> str:
-    text = render_results(from_response(response))
+    blocks = _with_explain([render_result(r) for r in from_response(response)], response)
+    text = "\n".join(blocks)
+    if "explain" in response:
+        ex = response["explain"]
+        weights = ", ".join(f"{k} {v:g}" for k, v in ex["weights"].items())
+        text += (
+            f"(query shape {ex['shape']}, {ex['fusion']} fusion, weights {weights}, "
+            f"priors {'on' if ex['priors'] else 'off'}, {ex['candidates']} candidates)\n"
+        )
     omitted = response["omitted"]
     if omitted["top"] or omitted["budget"]:
         text += f"({omitted['top']} more below top, {omitted['budget']} cut by the budget)\n"
@@ -107,6 +135,8 @@ def render_response(response: dict) -> str:
 def colorize_response(response: dict) -> str:
     if not response["results"]:
         return "no results\n"
+    if any("explain" in item for item in response["results"]):
+        return render_response(response)  # explanations read best without highlighting
     return colorize(from_response(response))
 
 
