@@ -11,6 +11,7 @@ import time
 import zlib
 from pathlib import Path
 
+import apsw
 import pytest
 from conftest import commit, git, pix, pix_json, write
 
@@ -358,9 +359,9 @@ def test_newer_or_foreign_database_refused_untouched(make_repo, index, tmp_path)
     assert _digest(db) == before
 
     foreign = tmp_path / "foreign.db"
-    subprocess.run(
-        ["sqlite3", str(foreign), "CREATE TABLE t(x); INSERT INTO t VALUES (1);"], check=True
-    )
+    other = apsw.Connection(str(foreign))  # someone else's SQLite database
+    other.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1);")
+    other.close()
     before = _digest(foreign)
     with pytest.raises(DatabaseError, match="not a pix database"):
         index_repository(str(repo), db=str(foreign), embed=False)
