@@ -176,13 +176,13 @@ def index_repository(
         _record_identity(store)
         report = _keyword_phase(store, target, listing, max_bytes, progress)
         report.seconds["keyword"] = round(time.perf_counter() - t0, 3)
-        if embed:
+        if embed:  # runs to the end, so nothing is left pending afterwards
             t1 = time.perf_counter()
             report.embedded = embed_pending(store, report.snapshot_id, progress, embedder)
             report.seconds["embed"] = round(time.perf_counter() - t1, 3)
-        report.embed_pending = len(
-            store.conn.execute(sql.PENDING_EMBEDDINGS, {"snapshot": report.snapshot_id}).fetchall()
-        )
+        else:
+            pending = store.conn.execute(sql.PENDING_EMBEDDINGS, {"snapshot": report.snapshot_id})
+            report.embed_pending = len(pending.fetchall())
         report.db = str(target.db)
         return report
     finally:

@@ -70,10 +70,9 @@ def _resolve_at(store: Store, target: Target, at: str) -> str:
     among the commits the database knows (a copied database works without the repository)."""
     if target.is_git:
         return scan.resolve_commit(target.root, at)
+    scan.check_ref(at)
     if at == "HEAD":
         raise UsageError("--at HEAD needs the git repository; pass a commit sha")
-    if not all(c in "0123456789abcdefABCDEF" for c in at) or not 4 <= len(at) <= 40:
-        raise UsageError(f"--at takes HEAD, a full commit sha or a unique hex prefix, not {at!r}")
     known = [r[0] for r in store.conn.execute(search_sql.INDEXED_COMMITS)]
     matches = [sha for sha in known if sha.startswith(at.lower())]
     if len(matches) > 1:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pix.pathglob import glob_regex
-from pix.retrieve.priors import path_role
+from pix.retrieve.priors import VENDORED
 
 # `recommended` filtering: folders (any path component) and file names that hold output,
 # caches or other people's code rather than the project's own sources. The indexer already
@@ -51,9 +51,9 @@ def filter_category(path: str) -> tuple[str, str] | None:
             return "build", where
     if GENERATED_FILES.search(parts[-1]):
         return "generated", path
-    if path_role(path) == "vendored":  # vendor/, third_party/ ... as the ranking priors see it
-        m = re.search(r"(^|/)(vendor|vendored|_vendor|third_party|thirdparty|external)/", path)
-        return "vendored", path[: m.end()] if m else path
+    m = VENDORED.search(path)  # vendor/, third_party/ ... as the ranking priors see it
+    if m:
+        return "vendored", path[: m.end()]
     return None
 
 

@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -184,13 +185,18 @@ def list_folder(root: Path, excluded: frozenset[str] = frozenset()) -> Listing:
     return Listing(root, "folder", None, None, _stat_entries(root, paths, excluded))
 
 
-def resolve_commit(root: Path, rev: str) -> str:
-    """A full sha, a unique hex prefix or HEAD; names and expressions are refused (exit 2)."""
+def check_ref(rev: str) -> None:
+    """--at takes HEAD, a full sha or a hex prefix; names and expressions are refused (exit 2)."""
     if rev != "HEAD" and not re.fullmatch(r"[0-9a-fA-F]{4,40}", rev):
         raise UsageError(
             f"--at takes HEAD, a full commit sha or a unique hex prefix, not {rev!r}",
             hint=f"use `git rev-parse {rev}` to get its sha",
         )
+
+
+def resolve_commit(root: Path, rev: str) -> str:
+    """The full sha of a ref that passes `check_ref`, through git."""
+    check_ref(rev)
     done = subprocess.run(
         ["git", "-C", str(root), "rev-parse", "--verify", "-q", f"{rev}^{{commit}}"],
         capture_output=True,
@@ -226,9 +232,8 @@ def read_blobs(root: Path, shas: list[str]) -> Iterator[tuple[str, bytes]]:
         stdout=subprocess.PIPE,
     )
     assert proc.stdin and proc.stdout
-    # Writing everything first could deadlock on a full stdout pipe, so feed from a thread.
-    import threading
 
+    # Writing everything first could deadlock on a full stdout pipe, so feed from a thread.
     def feed() -> None:
         for sha in shas:
             proc.stdin.write(sha.encode() + b"\n")

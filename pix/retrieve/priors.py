@@ -30,12 +30,12 @@ _DOCS = re.compile(
     re.I,
 )
 _EXAMPLE = re.compile(r"(^|/)(examples?|samples?|demos?)/", re.I)
-_VENDORED = re.compile(r"(^|/)(vendor|vendored|_vendor|third_party|thirdparty|external)/", re.I)
+VENDORED = re.compile(r"(^|/)(vendor|vendored|_vendor|third_party|thirdparty|external)/", re.I)
 
 
 def path_role(path: str) -> str:
     """One of ROLE_FACTORS' keys. Vendored wins over test (a vendored test is vendored)."""
-    if _VENDORED.search(path):
+    if VENDORED.search(path):
         return "vendored"
     if _TEST.search(path):
         return "test"
