@@ -27,6 +27,15 @@ except ImportError:  # pragma: no cover
     from click import exceptions as click_errors
 
 from pix import errors
+from pix.cli_io import (
+    Format,
+    emit_json,
+    emit_pack,
+    emit_response,
+    fail,
+    read_json,
+    warn_revealed,
+)
 
 app = typer.Typer(
     add_completion=False,
@@ -39,12 +48,13 @@ DbOption = Annotated[
     Path | None, typer.Option("--db", help="Database file (default: $PIX_DB or <root>/.pix.db).")
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine output on stdout.")]
-
-
-class Format(StrEnum):
-    text = "text"
-    json = "json"
-    both = "both"
+ShowSecretsOption = Annotated[
+    bool,
+    typer.Option(
+        "--show-secrets",
+        help="Show secrets unmasked (for the repository's owner; never available over MCP).",
+    ),
+]
 
 
 class Mode(StrEnum):
@@ -58,8 +68,9 @@ class Fusion(StrEnum):
     dbsf = "dbsf"
 
 
-def emit_json(payload: object) -> None:
-    sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+class Unit(StrEnum):
+    tokens = "tokens"
+    chars = "chars"
 
 
 @app.command()
@@ -176,6 +187,7 @@ def query(
     copy: Annotated[
         bool, typer.Option("--copy", help="Also put the formatted text on the clipboard.")
     ] = False,
+    show_secrets: ShowSecretsOption = False,
     db: DbOption = None,
     cwd: Annotated[Path | None, typer.Option("--cwd", help="Run as if in this folder.")] = None,
 ) -> None:
@@ -202,8 +214,11 @@ def query(
         if text is None:
             raise errors.UsageError("a query is required", hint='pix query "what you look for"')
         request = _request_from_options(text, options)
-    response = run(request, db=str(db) if db else None, cwd=str(cwd) if cwd else None)
-    _emit_response(response, Format.json if as_json else fmt, copy)
+    warn_revealed(show_secrets)
+    response = run(
+        request, db=str(db) if db else None, cwd=str(cwd) if cwd else None, reveal=show_secrets
+    )
+    emit_response(response, Format.json if as_json else fmt, copy)
 
 
 @app.command()
@@ -247,7 +262,9 @@ QUERY_CHANGING = (
 # `pix run` takes only what changes how the alias's results are shown (pix/alias.py OUTPUT_FIELDS),
 # plus where the database is; --file and --mode are refused with a message, the other query
 # options are unknown to it (exit 2).
-RUN_OPTIONS = ("fmt", "as_json", "view", "max_characters", "no_content", "copy", "db", "cwd")
+RUN_OPTIONS = (
+    "fmt", "as_json", "view", "max_characters", "no_content", "copy", "show_secrets", "db", "cwd",
+)  # fmt: skip
 
 
 def _with_query_options(*names: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
@@ -302,24 +319,6 @@ def _request_from_options(text: str, o: dict):
         channels=o["channel"] or None,
         refresh=o["refresh"],
     )
-
-
-def _emit_response(response: dict, fmt: Format, copy: bool) -> None:
-    """Render a query response exactly as `pix query` does."""
-    from pix.output import render
-
-    plain = render.render_response(response)
-    if copy:  # first: a clipboard failure must not follow a printed answer on stdout
-        from pix.output.clipboard import copy as to_clipboard
-
-        to_clipboard(plain)
-    if fmt is not Format.text:
-        emit_json(response)
-    if fmt is not Format.json:
-        for warning in response["warnings"]:
-            typer.echo(f"warning: {warning}", err=True)
-        stream = sys.stdout if fmt is Format.text else sys.stderr
-        stream.write(render.colorize_response(response) if stream.isatty() else plain)
 
 
 alias_app = typer.Typer(
@@ -425,8 +424,9 @@ def run_alias(
         overrides["noContent"] = True
     if options["max_characters"] is not None:
         overrides["maxCharacters"] = options["max_characters"]
-    response = alias.run(name, overrides, **_where(options))
-    _emit_response(response, Format.json if options["as_json"] else options["fmt"], options["copy"])
+    warn_revealed(options["show_secrets"])
+    response = alias.run(name, overrides, **_where(options), reveal=options["show_secrets"])
+    emit_response(response, Format.json if options["as_json"] else options["fmt"], options["copy"])
 
 
 @app.command("mcp")
@@ -441,6 +441,50 @@ def mcp(
     from pix.mcp import serve
 
     serve(db=str(db) if db else None, cwd=str(cwd) if cwd else None, refresh=not no_refresh)
+
+
+@app.command("pack")
+@_with_query_options(
+    "only_path", "ignore_path", "at", "fusion", "no_priors", "channel", "refresh", "fmt",
+    "as_json", "input_", "copy", "show_secrets", "db", "cwd",
+)  # fmt: skip
+def pack_cmd(
+    text: Annotated[str | None, typer.Argument(metavar="QUESTION", help="What to gather.")] = None,
+    budget: Annotated[
+        int | None, typer.Option("--budget", min=1, help="The packet's size limit, in --unit.")
+    ] = None,
+    unit: Annotated[
+        Unit,
+        typer.Option("--unit", help="tokens (the embedding model's tokenizer) or chars."),
+    ] = Unit.tokens,
+    options: dict | None = None,
+) -> None:
+    """The best evidence for a question that fits a token budget: one packet, with citations."""
+    from pix.pack import PackRequest
+    from pix.pack import pack as run
+
+    assert options is not None
+    shaping = ("only_path", "ignore_path", "at", "fusion", "no_priors", "channel", "refresh")
+    if options["input_"] is not None:
+        given = [n for n in shaping if options[n]] + ["budget"] * (budget is not None)
+        if given or text is not None:
+            raise errors.UsageError("--input is exclusive with QUESTION and the query options")
+        request = PackRequest.from_json(read_json(options["input_"]))
+    else:
+        if text is None or budget is None:
+            raise errors.UsageError(
+                "a question and --budget are required", hint='pix pack "question" --budget 4000'
+            )
+        o = options
+        fusion = o["fusion"] or Fusion.rrf
+        request = PackRequest(
+            query=text, budget=budget, unit=unit.value, only_paths=o["only_path"] or [],
+            ignore_paths=o["ignore_path"] or [], at=o["at"], fusion=fusion.value,
+            priors=not o["no_priors"], channels=o["channel"] or None, refresh=o["refresh"],
+        )  # fmt: skip
+    warn_revealed(options["show_secrets"])
+    response = run(request, **_where(options), reveal=options["show_secrets"])
+    emit_pack(response, Format.json if options["as_json"] else options["fmt"], options["copy"])
 
 
 @app.command("discover")
@@ -480,6 +524,7 @@ def discover_cmd(
         str | None, typer.Option("--input", help="A JSON request from a file, or - for stdin.")
     ] = None,
     as_json: JsonOption = False,
+    show_secrets: ShowSecretsOption = False,
     db: DbOption = None,
     cwd: Annotated[Path | None, typer.Option("--cwd", help="Run as if in this folder.")] = None,
 ) -> None:
@@ -500,51 +545,16 @@ def discover_cmd(
             literal or [], regex or [], root or [], glob or [], ignore_case, native_only,
             detailed, max_candidates,
         )  # fmt: skip
-    response = run(request, db=str(db) if db else None, cwd=str(cwd) if cwd else None)
+    warn_revealed(show_secrets)
+    response = run(
+        request, db=str(db) if db else None, cwd=str(cwd) if cwd else None, reveal=show_secrets
+    )
     if as_json:
         emit_json(response)
         return
     for warning in response["warnings"]:
         typer.echo(f"warning: {warning}", err=True)
     sys.stdout.write(render_text(response))
-
-
-def read_json(source: str) -> object:
-    try:
-        raw = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise errors.UsageError(f"cannot read --input {source}: {exc.strerror}") from None
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise errors.UsageError(
-            f"--input is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-        ) from None
-
-
-def _output_format(argv: list[str]) -> str:
-    """text, json or both, read from raw arguments: a failure may come before parsing ends."""
-    if "--json" in argv:
-        return "json"
-    for i, arg in enumerate(argv):
-        if arg.startswith("--format="):
-            return arg.split("=", 1)[1]
-        if arg == "--format" and i + 1 < len(argv):
-            return argv[i + 1]
-    return "text"
-
-
-def _fail(error: errors.PixError, argv: list[str]) -> int:
-    """The error envelope on stdout for json (and both), one line on stderr for text (and both)."""
-    fmt = _output_format(argv)
-    if fmt in ("json", "both"):
-        emit_json(error.envelope())
-    if fmt != "json":
-        line = f"pix: error: {error.message}"
-        if error.hint:
-            line += f" ({error.hint})"
-        sys.stderr.write(" ".join(line.splitlines()) + "\n")
-    return error.exit_code
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -556,7 +566,7 @@ def main(argv: list[str] | None = None) -> int:
         exc.show()
         return 0
     except click_errors.UsageError as exc:
-        return _fail(errors.UsageError(exc.format_message().strip().splitlines()[-1]), argv)
+        return fail(errors.UsageError(exc.format_message().strip().splitlines()[-1]), argv)
     except KeyboardInterrupt:
         return _interrupted()
     except BrokenPipeError:
@@ -564,7 +574,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # the last line of defence: one line, never a traceback
         if os.environ.get("PIX_DEBUG") and not isinstance(exc, errors.PixError):
             raise
-        return _fail(errors.as_pix_error(exc), argv)
+        return fail(errors.as_pix_error(exc), argv)
 
 
 def _interrupted() -> int:

@@ -35,7 +35,8 @@ from pix.snapshot import changed_files, select_snapshot
 # An agent's context is precious: no answer is longer than this unless the call asks for more.
 DEFAULT_MAX_CHARACTERS = 20_000
 TOOLS_SCHEMA = "mcp-tools.v1.json"
-RESPONSE_SCHEMA = "query-response.v1.json"
+QUERY_RESPONSE = "query-response.v1.json"
+PACK_RESPONSE = "pack-response.v1.json"
 CHANGED_PATHS_SHOWN = 20
 
 INSTRUCTIONS = (
@@ -64,7 +65,7 @@ class ToolSpec:
     read_only: bool
     destructive: bool
     idempotent: bool
-    returns_response: bool  # its result is a query response (schema/query-response.v1.json)
+    output: str | None  # the schema (in schema/) its structured result follows, if one
 
 
 def tool_specs(default_max: int, refresh: bool) -> list[ToolSpec]:
@@ -81,38 +82,49 @@ def tool_specs(default_max: int, refresh: bool) -> list[ToolSpec]:
             + "The result is the JSON of `pix query --json`.",
             # A refresh only brings pix's own index up to date with the files on disk: the
             # repository, the aliases and every answer's meaning are unchanged.
-            read_only=True, destructive=False, idempotent=True, returns_response=True,
+            read_only=True, destructive=False, idempotent=True, output=QUERY_RESPONSE,
+        ),
+        ToolSpec(
+            "pack",
+            "Gather the best evidence for a question into one packet that fits a budget "
+            "(budget, in unit: tokens of pix's embedding tokenizer by default, or chars). "
+            "Chunks of one file are merged into spans, a small file is given whole when that "
+            "is cheaper, files are spread before repeating one, and the last span may be cut "
+            "to fit (cut: true). text is the packet; spans carry citations; omitted says what "
+            "was left out and why. Secrets are always masked. " + freshness
+            + "The result is the JSON of `pix pack --format json`.",
+            read_only=True, destructive=False, idempotent=True, output=PACK_RESPONSE,
         ),
         ToolSpec(
             "alias_run",
             "Run a saved query by name (see alias_list). It keeps the mode and options it was "
             "saved with; only view, noContent and maxCharacters may be given. "
             + _budget_advice(default_max) + freshness,
-            read_only=True, destructive=False, idempotent=True, returns_response=True,
+            read_only=True, destructive=False, idempotent=True, output=QUERY_RESPONSE,
         ),
         ToolSpec(
             "alias_list",
             "List the saved queries (aliases) with their query, mode and options. An invalid "
             "one is listed with what is wrong with it.",
-            read_only=True, destructive=False, idempotent=True, returns_response=False,
+            read_only=True, destructive=False, idempotent=True, output=None,
         ),
         ToolSpec(
             "alias_add",
             "Save a query under a name. spec is a query request with an explicit mode (chunk "
             "or file), as for the query tool. An existing name is refused unless force is true, "
             "which replaces it.",
-            read_only=False, destructive=True, idempotent=True, returns_response=False,
+            read_only=False, destructive=True, idempotent=True, output=None,
         ),
         ToolSpec(
             "alias_remove",
             "Delete a saved query by name.",
-            read_only=False, destructive=True, idempotent=True, returns_response=False,
+            read_only=False, destructive=True, idempotent=True, output=None,
         ),
         ToolSpec(
             "status",
             "What the index holds (snapshots, files, chunks, embedded share) and which files "
             "changed since it was built. The JSON of `pix status --json`.",
-            read_only=True, destructive=False, idempotent=True, returns_response=False,
+            read_only=True, destructive=False, idempotent=True, output=None,
         ),
         ToolSpec(
             "discover",
@@ -122,13 +134,13 @@ def tool_specs(default_max: int, refresh: bool) -> list[ToolSpec]:
             "root cells were searched completely (no_matches there is real absence evidence) "
             "and a recommended next read. Exact matching, not meaning: use query for that. "
             "The JSON of `pix discover --json`.",
-            read_only=True, destructive=False, idempotent=True, returns_response=False,
+            read_only=True, destructive=False, idempotent=True, output=None,
         ),
         ToolSpec(
             "index",
             "Bring the index up to date with the work tree: only changed files are read and "
             "only new chunks embedded. The JSON of `pix index --json`.",
-            read_only=False, destructive=False, idempotent=True, returns_response=False,
+            read_only=False, destructive=False, idempotent=True, output=None,
         ),
     ]  # fmt: skip
 
@@ -168,6 +180,7 @@ class PixMcp:
         self._engine: QueryEngine | None = None
         self._handlers: dict[str, Callable[[dict], dict]] = {
             "query": self._query,
+            "pack": self._pack,
             "alias_run": self._alias_run,
             "alias_list": lambda args: alias.list_all(self._open().store),
             "alias_add": self._alias_add,
@@ -192,9 +205,7 @@ class PixMcp:
                     description=spec.description,
                     input_schema=copy.deepcopy(alias.bundled(_input_ref(spec.name))),
                     output_schema=(
-                        copy.deepcopy(alias.bundled(RESPONSE_SCHEMA))
-                        if spec.returns_response
-                        else None
+                        copy.deepcopy(alias.bundled(spec.output)) if spec.output else None
                     ),
                     annotations=types.ToolAnnotations(
                         read_only_hint=spec.read_only,
@@ -234,6 +245,16 @@ class PixMcp:
 
     def _query(self, args: dict) -> dict:
         return self._answer(QueryRequest.from_json(args))
+
+    def _pack(self, args: dict) -> dict:
+        from pix.pack import PackRequest, run_pack
+
+        request = PackRequest.from_json(args)
+        engine = self._open()
+        probe = QueryRequest(request.query, at=request.at, refresh=request.refresh)
+        if self._changed(engine, probe):
+            request.refresh = True
+        return run_pack(engine, request)
 
     def _alias_run(self, args: dict) -> dict:
         overrides = {key: args[key] for key in alias.OUTPUT_FIELDS if key in args}

@@ -6,7 +6,6 @@ request -> snapshot -> fused chunks (SQL) -> path filter (inside SQL) -> [file a
 
 from __future__ import annotations
 
-import json
 import zlib
 from dataclasses import asdict, dataclass, field, fields, replace
 
@@ -17,10 +16,11 @@ from pix.index import index_repository, locate
 from pix.ingest import scan
 from pix.ingest.embed import check_identity, model_identity
 from pix.output.budget import apply_budget
+from pix.output.mask import Masker, Redactions
 from pix.output.result import Result
 from pix.pathglob import glob_regex
 from pix.retrieve.aggregate import by_file
-from pix.retrieve.route import CHANNELS, route
+from pix.retrieve.route import CHANNELS, Route, route
 from pix.retrieve.search import RRF_K, Hit, register_functions, search
 from pix.schemas import validate
 from pix.snapshot import Snapshot, changed_files, select_snapshot
@@ -32,6 +32,7 @@ TOP_MIN, TOP_MAX = 1, 100
 MODES = ("chunk", "file")
 VIEWS = ("minimal", "default", "full")
 FUSIONS = ("rrf", "dbsf")
+MASKERS_KEPT = 64
 
 
 @dataclass
@@ -82,6 +83,22 @@ class QueryEngine:
             raise
         register_functions(self.store)
         self._embedder = None
+        self._maskers: dict[str, Masker] = {}
+
+    def masker(self, blob: str, language: str | None) -> Masker:
+        """One file's lines, plain and masked; the newest MASKERS_KEPT are kept for the
+        next answer (an MCP server asks about the same files again and again)."""
+        masker = self._maskers.pop(blob, None)
+        if masker is None:
+            content, _ = self.store.conn.execute(search_sql.BLOB_CONTENT, (blob,)).fetchone()
+            masker = Masker(scan.decode(zlib.decompress(content)), language)
+        self._maskers[blob] = masker  # newest last
+        if len(self._maskers) > MASKERS_KEPT:
+            del self._maskers[next(iter(self._maskers))]
+        return masker
+
+    def forget_maskers(self) -> None:
+        self._maskers.clear()
 
     def close(self) -> None:
         self.store.close()
@@ -93,9 +110,9 @@ class QueryEngine:
             self._embedder = Embedder()
         return self._embedder
 
-    def query(self, request: QueryRequest) -> dict:
+    def query(self, request: QueryRequest, reveal: bool = False) -> dict:
         try:
-            return run_query(self, replace(request))
+            return run_query(self, replace(request), reveal)
         except apsw.SQLError as exc:
             self.store.check_integrity()  # a damaged file surfaces as odd SQL errors
             raise exc
@@ -142,48 +159,80 @@ def filter_paths(
     ]
 
 
-def run_query(engine: QueryEngine, request: QueryRequest) -> dict:
-    warnings = check_request(request)
-    store, target = engine.store, engine.target
-    refreshed = None
+@dataclass
+class Retrieval:
+    """The fused chunk list for a request, with the snapshot it came from."""
+
+    snapshot: Snapshot
+    hits: list[Hit]
+    route: Route
+
+
+def refresh_first(engine: QueryEngine, request: QueryRequest, warnings: list[str]) -> dict | None:
+    """Re-index changed files before reading, when the request asks to."""
     if request.refresh and request.at is not None:
         warnings.append("refresh has no effect with at: a commit's snapshot never changes")
-    if request.refresh and request.at is None:
-        engine.store.close()
-        report = index_repository(str(target.root), str(target.db), embedder=engine.embedder())
-        refreshed = {"files": report.files, "newBlobs": report.new_blobs}
-        engine.store = store = open_store(target.db, create=False)
-        register_functions(store)
-    with store.read():
-        snapshot = select_snapshot(store, target, request.at)
-        if request.at is None:
-            changed = changed_files(store, target, snapshot)
-            if changed:
-                sample = ", ".join(changed[:3]) + (" …" if len(changed) > 3 else "")
-                warnings.append(
-                    f"{len(changed)} file(s) changed since this snapshot was indexed ({sample}); "
-                    "run with --refresh or `pix index` to include them"
-                )
-        embedded = store.conn.execute(search_sql.EMBEDDED_COUNT, (snapshot.id,)).fetchone()[0]
-        r = route(request.query, request.channels)
-        vector = None
-        if r.weights["dense"] > 0 and embedded:
-            from pix.ingest.embed import quantize
+    if not request.refresh or request.at is not None:
+        return None
+    target = engine.target
+    engine.store.close()
+    report = index_repository(str(target.root), str(target.db), embedder=engine.embedder())
+    engine.store = open_store(target.db, create=False)
+    engine.forget_maskers()
+    register_functions(engine.store)
+    return {"files": report.files, "newBlobs": report.new_blobs}
 
-            vector = quantize(engine.embedder().embed_batch([request.query]))[0]
-        elif r.weights["dense"] > 0:
+
+def retrieve(engine: QueryEngine, request: QueryRequest, warnings: list[str]) -> Retrieval:
+    """Select the snapshot, embed the query and run the fused SQL: what `pix query` and
+    `pix pack` share. Call it inside `engine.store.read()` and hydrate in the same one."""
+    store, target = engine.store, engine.target
+    snapshot = select_snapshot(store, target, request.at)
+    if request.at is None:
+        changed = changed_files(store, target, snapshot)
+        if changed:
+            sample = ", ".join(changed[:3]) + (" …" if len(changed) > 3 else "")
             warnings.append(
-                "no chunk is embedded yet; meaning-based search is off until "
-                "`pix index` finishes embedding"
+                f"{len(changed)} file(s) changed since this snapshot was indexed ({sample}); "
+                "run with --refresh or `pix index` to include them"
             )
-        paths = filter_paths(store, snapshot.id, request.only_paths, request.ignore_paths)
-        hits = search(
-            store, snapshot.id, request.query, r, vector, paths, request.fusion, request.priors
+    embedded = store.conn.execute(search_sql.EMBEDDED_COUNT, (snapshot.id,)).fetchone()[0]
+    r = route(request.query, request.channels)
+    vector = None
+    if r.weights["dense"] > 0 and embedded:
+        from pix.ingest.embed import quantize
+
+        vector = quantize(engine.embedder().embed_batch([request.query]))[0]
+    elif r.weights["dense"] > 0:
+        warnings.append(
+            "no chunk is embedded yet; meaning-based search is off until "
+            "`pix index` finishes embedding"
         )
-        ranked = by_file(hits) if request.mode == "file" else hits
+    paths = filter_paths(store, snapshot.id, request.only_paths, request.ignore_paths)
+    hits = search(
+        store, snapshot.id, request.query, r, vector, paths, request.fusion, request.priors
+    )
+    return Retrieval(snapshot, hits, r)
+
+
+def run_query(engine: QueryEngine, request: QueryRequest, reveal: bool = False) -> dict:
+    """The answer to one request. `reveal` shows secrets unmasked: the CLI's owner-only
+    --show-secrets; nothing else passes it."""
+    warnings = check_request(request)
+    refreshed = refresh_first(engine, request, warnings)
+    with engine.store.read():
+        found = retrieve(engine, request, warnings)
+        ranked = by_file(found.hits) if request.mode == "file" else found.hits
         selected = ranked[: request.top]
-        results = _hydrate(store, selected, request, top_score=ranked[0].score if ranked else 0.0)
-    results, budget_cut = apply_budget(results, request.max_characters)
+        results = _hydrate(engine, selected, request, ranked[0].score if ranked else 0.0, reveal)
+        results, budget_cut = apply_budget(results, request.max_characters)
+        redactions = Redactions(reveal)
+        for res in results:
+            shown = _shown_lines(res)
+            if shown:
+                masker = engine.masker(res.blob, res.language)
+                redactions.add(res.blob, masker.secrets_in(*shown))
+    snapshot = found.snapshot
     response = {
         "schemaVersion": SCHEMA_VERSION,
         "mode": request.mode,
@@ -192,39 +241,45 @@ def run_query(engine: QueryEngine, request: QueryRequest) -> dict:
         "results": [project(res, request, snapshot) for res in results],
         "omitted": {"top": len(ranked) - len(selected), "budget": budget_cut},
         "warnings": warnings,
+        "redactionSummary": redactions.summary(),
     }
     if refreshed:
         response["refreshed"] = refreshed
     if request.explain:
         response["explain"] = {
-            "shape": r.shape,
+            "shape": found.route.shape,
             "fusion": request.fusion,
             "rrfK": RRF_K if request.fusion == "rrf" else None,
-            "weights": r.weights,
+            "weights": found.route.weights,
             "priors": request.priors,
-            "candidates": len(hits),
+            "candidates": len(found.hits),
         }
     return response
 
 
+def _line_count(text: str | None) -> int:
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def _shown_lines(res: Result) -> tuple[int, int] | None:
+    """The file lines a result shows (1-based, inclusive), None when it shows no text."""
+    if res.text is None:
+        return None
+    first = 1 if res.mode == "file" else res.start_line or 1
+    if res.truncated:  # context dropped, text cut after some lines (the last maybe partly)
+        return first, first + res.text.count("\n") - 1
+    if res.mode == "file":
+        return first, first + _line_count(res.text) - 1
+    assert res.end_line is not None
+    return first - _line_count(res.context_before), res.end_line + _line_count(res.context_after)
+
+
 def _hydrate(
-    store: Store, hits: list[Hit], request: QueryRequest, top_score: float
+    engine: QueryEngine, hits: list[Hit], request: QueryRequest, top_score: float, reveal: bool
 ) -> list[Result]:
     results = []
-    texts: dict[str, str] = {}
-
-    def file_text(blob: str) -> str:
-        if blob not in texts:
-            content, _ = store.conn.execute(search_sql.BLOB_CONTENT, (blob,)).fetchone()
-            texts[blob] = scan.decode(zlib.decompress(content))
-        return texts[blob]
-
-    chunk_texts = {}
-    if request.mode == "chunk" and not request.no_content:
-        ids = json.dumps([h.chunk_id for h in hits])
-        chunk_texts = {
-            cid: text for cid, text, _ in store.conn.execute(search_sql.CHUNK_TEXTS, (ids,))
-        }
     for hit in hits:
         res = Result(
             mode=request.mode,
@@ -239,20 +294,18 @@ def _hydrate(
         if request.mode == "chunk":
             res.start_line, res.end_line = hit.start_line, hit.end_line
             res.kind, res.symbol = hit.kind, hit.symbol
-            if not request.no_content:
-                res.text = chunk_texts[hit.chunk_id]
-                if request.context_lines:
-                    # split on '\n' only, as the chunker counts lines (splitlines would also
-                    # break at form feeds and other separators and shift every line after)
-                    lines = file_text(hit.blob_sha).split("\n")
-                    lines = [line + "\n" for line in lines[:-1]] + [lines[-1]]
-                    n = request.context_lines
-                    res.context_before = "".join(
-                        lines[max(hit.start_line - 1 - n, 0) : hit.start_line - 1]
-                    )
-                    res.context_after = "".join(lines[hit.end_line : hit.end_line + n])
-        elif not request.no_content:
-            res.text = file_text(hit.blob_sha)
+        if not request.no_content:
+            masker = engine.masker(hit.blob_sha, hit.language)
+            if request.mode == "file":
+                res.text = masker.whole(reveal)
+            else:
+                res.text = masker.text(hit.start_line, hit.end_line, reveal)
+                n = request.context_lines
+                if n:
+                    before = masker.lines(hit.start_line - n, hit.start_line - 1, reveal)
+                    after = masker.lines(hit.end_line + 1, hit.end_line + n, reveal)
+                    res.context_before = "".join(line + "\n" for line in before)
+                    res.context_after = "".join(line + "\n" for line in after)
         results.append(res)
     return results
 
@@ -303,10 +356,12 @@ def citation(res: Result, snapshot: Snapshot) -> dict:
     }
 
 
-def query(request: QueryRequest, db: str | None = None, cwd: str | None = None) -> dict:
+def query(
+    request: QueryRequest, db: str | None = None, cwd: str | None = None, reveal: bool = False
+) -> dict:
     """One query against the database of `cwd` (or `db`): open, answer, close."""
     engine = QueryEngine(db=db, cwd=cwd)
     try:
-        return engine.query(request)
+        return engine.query(request, reveal)
     finally:
         engine.close()

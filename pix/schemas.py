@@ -17,8 +17,43 @@ def load(name: str) -> dict:
 
 
 @cache
+def bundled(ref: str) -> dict:
+    """The schema at `ref` ("file.json" or "file.json#/pointer") with every $ref inlined.
+
+    MCP clients cannot fetch pix.dev URLs, so the server must send self-contained schemas; and
+    validating against the same inlined schema means what a client is told and what the server
+    enforces cannot drift apart. A $ref's sibling keywords override the referenced ones (that is
+    how alias.v1.json makes `mode` required on top of the request schema)."""
+    file = ref.partition("#")[0]
+    out = _inline({"$ref": ref}, file)
+    out.pop("$id", None)
+    return {"$schema": load(file).get("$schema"), **out}
+
+
+def _inline(node: object, doc: str) -> object:
+    if isinstance(node, list):
+        return [_inline(item, doc) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict = {}
+    if "$ref" in node:
+        file, _, pointer = node["$ref"].partition("#")
+        target_doc = file or doc
+        target: object = load(target_doc)
+        for part in filter(None, pointer.split("/")):
+            target = target[part]  # type: ignore[index]
+        resolved = _inline(target, target_doc)
+        assert isinstance(resolved, dict)
+        out.update({k: v for k, v in resolved.items() if k not in ("$schema", "$defs", "title")})
+    for key, value in node.items():
+        if key not in ("$ref", "$defs", "$schema"):
+            out[key] = _inline(value, doc)
+    return out
+
+
+@cache
 def _validator(name: str) -> jsonschema.protocols.Validator:
-    schema = load(name)
+    schema = bundled(name)
     cls = jsonschema.validators.validator_for(schema)
     return cls(schema)
 

@@ -21,8 +21,10 @@ import apsw
 from pix.discover import fragments, trigram
 from pix.discover.request import Hypothesis, Request, parse_request
 from pix.discover.scope import GlobFilter, Root, describe_root, resolve_root, scope_root
-from pix.discover.verify import Excerpt, FileResult, Matcher
+from pix.discover.verify import Excerpt, FileResult, Matcher, excerpt
 from pix.index import locate
+from pix.ingest.chunk import language_for_path
+from pix.output.mask import Masker, Redactions
 from pix.snapshot import changed_files, select_snapshot
 from pix.store import open_store, sql
 from pix.store.db import Store
@@ -95,15 +97,18 @@ class Hit:
     roots: list[str] = field(default_factory=list)
 
 
-def discover(request: dict, db: str | None = None, cwd: str | None = None) -> dict:
+def discover(
+    request: dict, db: str | None = None, cwd: str | None = None, reveal: bool = False
+) -> dict:
     """Run one discovery request (schema/discover-request.v1.json) against the index of the
-    repository at `cwd` (or its database `db`) and return the response dict."""
+    repository at `cwd` (or its database `db`) and return the response dict. Excerpts show
+    secrets masked unless `reveal` (the CLI's owner-only --show-secrets)."""
     started = time.monotonic()
     req = parse_request(request)
     target = locate(cwd, db)
     store = open_store(target.db, create=False)
     try:
-        return _run(store, target, req, started)
+        return _run(store, target, req, started, reveal)
     except apsw.SQLError:
         store.check_integrity()  # a damaged file surfaces as odd SQL errors
         raise
@@ -144,7 +149,7 @@ class Texts:
         return text
 
 
-def _run(store: Store, target, req: Request, started: float) -> dict:
+def _run(store: Store, target, req: Request, started: float, reveal: bool) -> dict:
     deadline = started + req.time_budget_ms / 1000
     matchers = [Matcher(h) for h in req.queries]
     narrowings = [plan_narrowing(m) for m in matchers]
@@ -183,9 +188,10 @@ def _run(store: Store, target, req: Request, started: float) -> dict:
             f"{unindexed} file(s) had no trigram rows yet and were read in full "
             f"(trigram fill {fill.state}: it continues on the next call)"
         )
+    masking = Shown(store, files, reveal, req.snippet_length)
     return _response(
         req, snapshot, roots, cells, hits, files, narrowings, stale, fill, unindexed, warnings,
-        started,
+        started, masking,
     )  # fmt: skip
 
 
@@ -328,7 +334,34 @@ def _rank(hits: dict[str, Hit], req: Request) -> list[tuple[str, Hit, int]]:
     return scored
 
 
-def _excerpts(hit: Hit, order: list[str]) -> list[dict]:
+class Shown:
+    """Excerpts as shown: a line holding (part of) a secret is re-cut from its masked form.
+    Secrets are found in the whole file (pix.output.mask), so a line inside a key shows too."""
+
+    def __init__(self, store: Store, files: dict, reveal: bool, snippet_length: int) -> None:
+        self.store, self.files, self.reveal = store, files, reveal
+        self.snippet_length = snippet_length
+        self.redactions = Redactions(reveal)
+
+    def excerpts(self, path: str, picked: list[tuple[str, Excerpt]]) -> list[dict]:
+        sha, text_id, _ = self.files[path]
+        masker = Masker(trigram.read_text(self.store, text_id, sha), language_for_path(path))
+        out = []
+        for hid, e in picked:
+            found = masker.secrets_in(e.line, e.line)
+            if found:
+                self.redactions.add(sha, found)
+                if not self.reveal:
+                    line = masker.masked[e.line - 1]
+                    column = masker.column(e.line, e.column)
+                    e = excerpt(line, column, e.line, self.snippet_length)
+            out.append(
+                {"hypothesis": hid, "line": e.line, "text": e.text, "truncated": e.truncated}
+            )
+        return out
+
+
+def _excerpts(hit: Hit, order: list[str]) -> list[tuple[str, Excerpt]]:
     """Up to two: the first excerpt of each hypothesis (request order), then their seconds."""
     picked: list[tuple[str, Excerpt]] = []
     for depth in range(2):
@@ -336,10 +369,7 @@ def _excerpts(hit: Hit, order: list[str]) -> list[dict]:
             found = hit.excerpts.get(hid, [])
             if depth < len(found) and len(picked) < 2:
                 picked.append((hid, found[depth]))
-    return [
-        {"hypothesis": hid, "line": e.line, "text": e.text, "truncated": e.truncated}
-        for hid, e in picked
-    ]
+    return picked
 
 
 def _next_read(path: str, hit: Hit, line_count: int, why: str) -> dict:
@@ -367,6 +397,7 @@ def _response(
     unindexed: int,
     warnings: list[str],
     started: float,
+    masking: Shown,
 ) -> dict:
     order = [q.id for q in req.queries]
     stale_set = set(stale)
@@ -378,7 +409,7 @@ def _response(
             "hypotheses": [hid for hid in order if hid in hit.lines],
             "roots": [r.name for r in roots if r.name in hit.roots],
             "matchCount": bounded,
-            "excerpts": _excerpts(hit, order),
+            "excerpts": masking.excerpts(path, _excerpts(hit, order)),
             "stale": path in stale_set,
         }
         for i, (path, hit, bounded) in enumerate(ranked[: req.max_candidates])
@@ -429,6 +460,7 @@ def _response(
             "truncated": len(stale) > STALE_LISTED,
         },
         "warnings": warnings,
+        "redactionSummary": masking.redactions.summary(),
     }
     if req.output_mode == "detailed":
         response["matrix"] = [c.describe() for c in cells]

@@ -21,6 +21,7 @@ class Excerpt:
     line: int
     text: str
     truncated: bool
+    column: int = 0  # where the match starts in the whole line: re-cut a masked line there
 
 
 @dataclass
@@ -105,11 +106,12 @@ class Matcher:
 
 def excerpt(line_text: str, column: int, line: int, length: int) -> Excerpt:
     """The line without its indentation, cut to `length` characters around the match."""
+    at = column
     stripped = line_text.lstrip()
     column -= len(line_text) - len(stripped)
     stripped = stripped.rstrip()
     if len(stripped) <= length:
-        return Excerpt(line, stripped, False)
+        return Excerpt(line, stripped, False, at)
     # Keep some text before the match for context, the rest after it.
     begin = max(0, min(column - length // 4, len(stripped) - length))
     text = stripped[begin : begin + length]
@@ -117,4 +119,4 @@ def excerpt(line_text: str, column: int, line: int, length: int) -> Excerpt:
         text = "…" + text[1:]
     if begin + length < len(stripped):
         text = text[:-1] + "…"
-    return Excerpt(line, text, True)
+    return Excerpt(line, text, True, at)

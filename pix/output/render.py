@@ -172,3 +172,22 @@ def render_status(report: dict) -> str:
     else:
         lines.append("work tree not indexed")
     return "\n".join(lines) + "\n"
+
+
+def pack_summary(response: dict) -> str:
+    """One line for stderr under a packet: what it holds, what was left out, what was masked."""
+    spans = response["spans"]
+    budget, omitted = response["budget"], response["omitted"]
+    files = len({s["path"] for s in spans})
+    cut = " (the last cut to fit)" if any(s["cut"] for s in spans) else ""
+    line = (
+        f"pix pack: {len(spans)} span(s) from {files} file(s){cut}, "
+        f"{budget['used']:,} of {budget['limit']:,} {budget['unit']}; left out "
+        f"{omitted['budget']} for budget, {omitted['duplicate']} duplicate, "
+        f"{omitted['lowScore']} low score"
+    )
+    redacted = response["redactionSummary"]
+    if redacted["total"]:
+        verb = "masked" if redacted["masked"] else "SHOWN UNMASKED"
+        line += f"; {redacted['total']} secret(s) {verb}"
+    return line

@@ -1,0 +1,290 @@
+"""Choosing what goes into a context packet, and rendering it.
+
+The rule, in order (all ties broken by fused rank, so the same ranking gives the same packet):
+
+1. Candidates are the fused chunk ranking, best first, at most MAX_CANDIDATES of them. A chunk
+   scoring below LOW_SCORE_SHARE of the best chunk's score is left out as `low_score`.
+2. Spread over files: a file's k-th chunk (k = 0, 1, ...) competes with priority
+   score x SPREAD_DECAY^k, so a second chunk of one file must be twice as strong as a
+   first chunk of another to come before it.
+3. Chunks are taken greedily in priority order while the packet fits the budget. A chunk
+   whose lines are already in the packet, whose file's content is already in it under another
+   path, or whose text repeats a chunk already in it is left out as `duplicate`; one that does
+   not fit is left out as `budget`, and later (smaller) ones may still fit.
+4. Chunks of one file merge into one span when they overlap, touch or leave a gap of at most
+   MERGE_GAP lines. A file is shown whole when that costs no more than its spans.
+5. If room is left, the highest-priority chunk left out for budget is cut to the lines that fit
+   (at least MIN_CUT_LINES) and marked as cut.
+6. The packet lists files in the order of their best chunk and each file's spans by line.
+
+Costs are exact in the budget's unit (pix.output.tokens): a span costs its header line and its
+lines; blocks are separated by one blank line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+MAX_CANDIDATES = 60
+LOW_SCORE_SHARE = 0.25
+SPREAD_DECAY = 0.7
+MERGE_GAP = 2
+MIN_CUT_LINES = 3
+
+
+@dataclass(frozen=True)
+class Candidate:
+    rank: int  # position in the fused ranking, 0 = best
+    path: str
+    blob: str
+    start_line: int
+    end_line: int
+    score: float
+
+
+class FileLines:
+    """What selection needs of one file: its shown (masked) lines and their costs, measured
+    only when asked for (most lines of most files are never costed)."""
+
+    def __init__(self, lines: list[str], measure: Callable[[list[str]], np.ndarray]) -> None:
+        self.lines = lines
+        self._measure = measure
+        self._costs = np.full(len(lines), -1, dtype=np.int64)
+        nonblank = np.fromiter((bool(line.strip()) for line in lines), bool, len(lines))
+        self._nonblank = np.concatenate(([0], np.cumsum(nonblank)))
+
+    def cost(self, first: int, last: int) -> int:
+        """Lines first..last (1-based), line breaks excluded."""
+        window = self._costs[first - 1 : last]
+        missing = np.flatnonzero(window < 0)
+        if missing.size:
+            window[missing] = self._measure([self.lines[first - 1 + i] for i in missing])
+        return int(window.sum())
+
+    def nonblank(self, first: int, last: int) -> int:
+        """Lines first..last with a visible character: each costs at least one unit."""
+        return int(self._nonblank[last] - self._nonblank[first - 1])
+
+
+@dataclass(frozen=True)
+class Span:
+    path: str
+    blob: str
+    start_line: int
+    end_line: int
+    whole: bool = False
+    cut: bool = False
+
+
+@dataclass
+class Omission:
+    candidate: Candidate
+    reason: str  # budget | duplicate | low_score
+    of: str | None = None  # for duplicate: the path already holding it
+
+
+@dataclass
+class Packet:
+    spans: list[Span]
+    chunks: dict[tuple[str, int, int], list[Candidate]]  # span key -> chunks it holds
+    omitted: list[Omission]
+    used: int
+
+
+def header(span: Span) -> str:
+    if span.whole:
+        return f"── {span.path} (whole file)"
+    suffix = " (cut to fit)" if span.cut else ""
+    return f"── {span.path}:{span.start_line}-{span.end_line}{suffix}"
+
+
+def block(span: Span, lines: list[str]) -> str:
+    return header(span) + "\n" + "".join(line + "\n" for line in lines)
+
+
+def render(spans: list[Span], files: dict[str, FileLines]) -> str:
+    """The packet text: one block per span, a blank line between blocks."""
+    return "\n".join(block(s, files[s.path].lines[s.start_line - 1 : s.end_line]) for s in spans)
+
+
+def _merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for a, b in sorted(ranges):
+        if merged and a <= merged[-1][1] + 1 + MERGE_GAP:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    return merged
+
+
+class _Selection:
+    """The packet being built: per file, its chunk ranges; costs recomputed per file."""
+
+    def __init__(
+        self, files: dict[str, FileLines], text_cost: Callable[[str], int], newline: int
+    ) -> None:
+        self.files, self.text_cost, self.newline = files, text_cost, newline
+        self.ranges: dict[str, list[tuple[int, int]]] = {}
+        self.blobs: dict[str, str] = {}
+        self.cut: dict[str, tuple[int, int]] = {}
+        self._headers: dict[str, int] = {}
+
+    def _header_cost(self, span: Span) -> int:
+        text = header(span)
+        if text not in self._headers:
+            self._headers[text] = self.text_cost(text) + self.newline
+        return self._headers[text]
+
+    def spans_of(self, path: str, ranges: list[tuple[int, int]]) -> list[Span]:
+        f, blob = self.files[path], self.blobs[path]
+        merged = _merge(ranges)
+        cut = self.cut.get(path)
+        spans = [
+            Span(path, blob, a, b, cut=cut is not None and a <= cut[0] and b == cut[1])
+            for a, b in merged
+        ]
+        whole = Span(path, blob, 1, len(f.lines), whole=True)
+        headers = sum(self._header_cost(s) for s in spans) - self._header_cost(whole)
+        outside = f.nonblank(1, len(f.lines)) - sum(f.nonblank(a, b) for a, b in merged)
+        if outside > headers:  # the lines left out cost more than the headers saved
+            return spans
+        if self.cost_of([whole]) <= self.cost_of(spans):
+            return [whole]
+        return spans
+
+    def cost_of(self, spans: list[Span]) -> int:
+        if not spans:
+            return 0
+        f = self.files[spans[0].path]
+        inner = sum(
+            self._header_cost(s)
+            + f.cost(s.start_line, s.end_line)
+            + self.newline * (s.end_line - s.start_line + 1)
+            for s in spans
+        )
+        return inner + self.newline * (len(spans) - 1)  # blank lines between its blocks
+
+    def total(self, changed: str | None = None, ranges: list[tuple[int, int]] | None = None) -> int:
+        """The packet's cost, with `changed`'s ranges replaced by `ranges` if given."""
+        current = dict(self.ranges)
+        if changed is not None and ranges:
+            current[changed] = ranges
+        cost = sum(self.cost_of(self.spans_of(path, r)) for path, r in current.items())
+        return cost + self.newline * max(len(current) - 1, 0)  # blank lines between files
+
+    def covered(self, c: Candidate) -> bool:
+        spans = self.spans_of(c.path, self.ranges[c.path]) if c.path in self.ranges else []
+        return any(s.start_line <= c.start_line and c.end_line <= s.end_line for s in spans)
+
+
+def select(
+    candidates: list[Candidate],
+    files: dict[str, FileLines],
+    budget: int,
+    text_cost: Callable[[str], int],
+    newline: int,
+) -> Packet:
+    """The packet for `candidates` (fused order) within `budget` (see the module's rule)."""
+    omitted: list[Omission] = []
+    considered = candidates[:MAX_CANDIDATES]
+    top = considered[0].score if considered else 0.0
+    eligible = []
+    per_file: dict[str, int] = {}
+    for c in considered:
+        if c.score < LOW_SCORE_SHARE * top:
+            omitted.append(Omission(c, "low_score"))
+            continue
+        k = per_file.get(c.path, 0)
+        per_file[c.path] = k + 1
+        eligible.append((-c.score * SPREAD_DECAY**k, c.rank, c))
+    eligible.sort(key=lambda e: (e[0], e[1]))
+
+    sel = _Selection(files, text_cost, newline)
+    holder_of_blob: dict[str, str] = {}
+    texts: dict[str, str] = {}  # chunk text -> path holding it
+    order: dict[str, int] = {}  # path -> best rank among its chunks in the packet
+    taken: dict[str, list[Candidate]] = {}
+    over_budget: list[Candidate] = []
+    used = 0
+    for _, _, c in eligible:
+        lines = files[c.path].lines[c.start_line - 1 : c.end_line]
+        text = "\n".join(lines)
+        holder = holder_of_blob.get(c.blob)
+        if holder is not None and holder != c.path:
+            omitted.append(Omission(c, "duplicate", holder))
+            continue
+        if c.path in sel.ranges and sel.covered(c):
+            omitted.append(Omission(c, "duplicate", c.path))
+            continue
+        if text.strip() and texts.get(text, c.path) != c.path:
+            omitted.append(Omission(c, "duplicate", texts[text]))
+            continue
+        sel.blobs[c.path] = c.blob
+        ranges = [*sel.ranges.get(c.path, []), (c.start_line, c.end_line)]
+        total = sel.total(c.path, ranges)
+        if total > budget:
+            if c.path not in sel.ranges:
+                del sel.blobs[c.path]
+            over_budget.append(c)
+            continue
+        sel.ranges[c.path] = ranges
+        holder_of_blob[c.blob] = c.path
+        texts.setdefault(text, c.path)
+        order.setdefault(c.path, c.rank)
+        order[c.path] = min(order[c.path], c.rank)
+        taken.setdefault(c.path, []).append(c)
+        used = total
+
+    if over_budget:
+        c = over_budget[0]
+        best = _cut_to_fit(sel, c, budget)
+        if best is not None:
+            sel.ranges[c.path], used = best
+            sel.cut[c.path] = sel.ranges[c.path][-1]
+            holder_of_blob[c.blob] = c.path
+            order[c.path] = min(order.get(c.path, c.rank), c.rank)
+            taken.setdefault(c.path, []).append(c)
+            over_budget = over_budget[1:]
+    omitted += [Omission(c, "budget") for c in over_budget]
+
+    spans: list[Span] = []
+    chunks: dict[tuple[str, int, int], list[Candidate]] = {}
+    for path in sorted(sel.ranges, key=lambda p: (order[p], p)):
+        for span in sel.spans_of(path, sel.ranges[path]):
+            spans.append(span)
+            chunks[(path, span.start_line, span.end_line)] = sorted(
+                (c for c in taken[path] if span.start_line <= c.start_line <= span.end_line),
+                key=lambda c: c.rank,
+            )
+    omitted.sort(key=lambda o: o.candidate.rank)
+    return Packet(spans, chunks, omitted, used)
+
+
+def _cut_to_fit(
+    sel: _Selection, c: Candidate, budget: int
+) -> tuple[list[tuple[int, int]], int] | None:
+    """The candidate's first lines that fit (as many as possible, at least MIN_CUT_LINES),
+    as (the file's new ranges, the packet's new cost); None if not even that fits."""
+    sel.blobs[c.path] = c.blob
+    previous = sel.cut.pop(c.path, None)
+    best = None
+    lo, hi = MIN_CUT_LINES, c.end_line - c.start_line  # one line short of the whole chunk
+    while lo <= hi:  # the cost grows with the lines kept: binary search the last that fits
+        mid = (lo + hi) // 2
+        ranges = [*sel.ranges.get(c.path, []), (c.start_line, c.start_line + mid - 1)]
+        sel.cut[c.path] = (c.start_line, c.start_line + mid - 1)
+        total = sel.total(c.path, ranges)
+        if total <= budget:
+            best, lo = (ranges, total), mid + 1
+        else:
+            hi = mid - 1
+    if previous is not None:
+        sel.cut[c.path] = previous
+    else:
+        sel.cut.pop(c.path, None)
+    if best is None and c.path not in sel.ranges:
+        del sel.blobs[c.path]
+    return best

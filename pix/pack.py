@@ -1,0 +1,173 @@
+"""`pix pack`: the best evidence for a question that fits a token (or character) budget.
+
+request -> the fused chunk ranking of `pix query` (same snapshot, channels and filters) ->
+selection (pix.output.packet: spread over files, merge adjacent chunks, whole small files,
+cut the last span to fit) -> masked text -> response dict (schema/pack-response.v1.json).
+The CLI, the MCP `pack` tool and tests all call `run_pack`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields, replace
+
+from pix.errors import UsageError
+from pix.output import packet
+from pix.output.mask import Redactions
+from pix.output.tokens import UNITS, Counter
+from pix.query import QueryEngine, QueryRequest, check_request, citation, refresh_first, retrieve
+from pix.schemas import validate
+
+SCHEMA_VERSION = 1
+BUDGET_MAX = 1_000_000
+OMITTED_LISTED = 20  # the best-ranked left-out chunks are listed; all are counted
+
+
+@dataclass
+class PackRequest:
+    query: str
+    budget: int
+    unit: str = "tokens"
+    only_paths: list[str] = field(default_factory=list)
+    ignore_paths: list[str] = field(default_factory=list)
+    at: str | None = None
+    fusion: str = "rrf"
+    priors: bool = True
+    channels: list[str] | None = None
+    refresh: bool = False
+
+    @classmethod
+    def from_json(cls, payload: object) -> PackRequest:
+        validate(payload, "pack-request.v1.json")
+        assert isinstance(payload, dict)
+        names = {QueryRequest.json_name(f.name): f.name for f in fields(cls)}
+        return cls(**{names[key]: value for key, value in payload.items()})
+
+    def to_json(self) -> dict:
+        return {QueryRequest.json_name(k): v for k, v in asdict(self).items()}
+
+    def query_request(self) -> QueryRequest:
+        return QueryRequest(
+            query=self.query, only_paths=self.only_paths, ignore_paths=self.ignore_paths,
+            at=self.at, fusion=self.fusion, priors=self.priors, channels=self.channels,
+            refresh=self.refresh,
+        )  # fmt: skip
+
+
+def check_pack(request: PackRequest) -> None:
+    if request.unit not in UNITS:
+        raise UsageError(f"unit must be one of {', '.join(UNITS)}, not {request.unit!r}")
+    if not 1 <= request.budget <= BUDGET_MAX:
+        raise UsageError(f"budget must be between 1 and {BUDGET_MAX:,}, not {request.budget}")
+
+
+def run_pack(engine: QueryEngine, request: PackRequest, reveal: bool = False) -> dict:
+    """The packet for one request. `reveal` (CLI --show-secrets only) shows secrets unmasked."""
+    check_pack(request)
+    query = request.query_request()
+    warnings = check_request(query)
+    counter = Counter(request.unit)
+    refreshed = refresh_first(engine, query, warnings)
+    redactions = Redactions(reveal)
+    with engine.store.read():
+        found = retrieve(engine, query, warnings)
+        candidates = [
+            packet.Candidate(i, h.path, h.blob_sha, h.start_line, h.end_line, h.score)
+            for i, h in enumerate(found.hits[: packet.MAX_CANDIDATES])
+        ]
+        languages = {h.path: h.language for h in found.hits[: packet.MAX_CANDIDATES]}
+        files: dict[str, packet.FileLines] = {}
+        maskers = {}
+        for c in candidates:
+            if c.path not in files:
+                masker = engine.masker(c.blob, languages[c.path])
+                lines = masker.lines(1, masker.line_count, reveal)
+                files[c.path] = packet.FileLines(lines, counter.lines)
+                maskers[c.path] = masker
+    chosen = packet.select(candidates, files, request.budget, counter.text, counter.newline)
+    text = packet.render(chosen.spans, files)
+    used = counter.text(text) if text else 0
+    while used > request.budget:  # cannot happen if costs add up; never exceed the budget
+        chosen.spans.pop()
+        text = packet.render(chosen.spans, files)
+        used = counter.text(text) if text else 0
+    spans = []
+    for span in chosen.spans:
+        redactions.add(span.blob, maskers[span.path].secrets_in(span.start_line, span.end_line))
+        spans.append(_project_span(span, chosen, files, counter, found.snapshot))
+    omitted = {"budget": 0, "duplicate": 0, "lowScore": 0}
+    for o in chosen.omitted:
+        omitted[{"low_score": "lowScore"}.get(o.reason, o.reason)] += 1
+    beyond = max(len(found.hits) - packet.MAX_CANDIDATES, 0)
+    omitted["lowScore"] += beyond  # ranked below the candidates considered
+    response = {
+        "schemaVersion": SCHEMA_VERSION,
+        "query": request.query,
+        "snapshot": found.snapshot.describe(),
+        "budget": {
+            "limit": request.budget,
+            "unit": request.unit,
+            "used": used,
+            "counter": counter.describe(),
+        },
+        "spans": spans,
+        "omitted": {
+            **omitted,
+            "items": [
+                {
+                    "path": o.candidate.path,
+                    "startLine": o.candidate.start_line,
+                    "endLine": o.candidate.end_line,
+                    "score": round(o.candidate.score, 6),
+                    "reason": o.reason,
+                    **({"of": o.of} if o.of else {}),
+                }
+                for o in chosen.omitted[:OMITTED_LISTED]
+            ],
+        },
+        "text": text,
+        "warnings": warnings,
+        "redactionSummary": redactions.summary(),
+    }
+    if refreshed:
+        response["refreshed"] = refreshed
+    return response
+
+
+def _project_span(span: packet.Span, chosen: packet.Packet, files, counter, snapshot) -> dict:
+    held = chosen.chunks.get((span.path, span.start_line, span.end_line), [])
+    lines = files[span.path].lines[span.start_line - 1 : span.end_line]
+    cite = citation(_Cited(span.path, span.blob, span.start_line, span.end_line, "chunk"), snapshot)
+    return {
+        "path": span.path,
+        "startLine": span.start_line,
+        "endLine": span.end_line,
+        "whole": span.whole,
+        "cut": span.cut,
+        "score": round(max((c.score for c in held), default=0.0), 6),
+        "chunks": len(held),
+        "units": counter.text(packet.block(span, lines)),
+        "citation": cite,
+        "text": "".join(line + "\n" for line in lines),
+    }
+
+
+@dataclass
+class _Cited:
+    """The fields `query.citation` reads."""
+
+    path: str
+    blob: str
+    start_line: int
+    end_line: int
+    mode: str
+
+
+def pack(
+    request: PackRequest, db: str | None = None, cwd: str | None = None, reveal: bool = False
+) -> dict:
+    """One packet from the database of `cwd` (or `db`): open, answer, close."""
+    engine = QueryEngine(db=db, cwd=cwd)
+    try:
+        return run_pack(engine, replace(request), reveal)
+    finally:
+        engine.close()
