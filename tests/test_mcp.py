@@ -48,6 +48,7 @@ RAIN = "weather station rainfall readings"
 
 ANNOTATIONS = {  # tool: (readOnlyHint, destructiveHint, idempotentHint)
     "query": (True, False, True),
+    "pack": (True, False, True),
     "alias_run": (True, False, True),
     "alias_list": (True, False, True),
     "alias_add": (False, True, True),

@@ -4,12 +4,15 @@ command on a real indexed repository (real model, tokenizer, SQLite, git)."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
+import anyio
 import jsonschema
 import numpy as np
 import pytest
 from conftest import commit, git, pix, pix_json, write
+from mcp import Client, StdioServerParameters
 
 from pix.alias import bundled
 from pix.index import index_repository
@@ -345,3 +348,28 @@ def test_bad_input_is_one_line_and_exit_2(shop, args, stdin, message):
     assert err.count("\n") == 1 and err.startswith("pix: error:") and message in err
     code, envelope, _ = pix_json(*args, "--json", "--db", str(db), cwd=root, stdin=stdin)
     assert code == 2 and envelope["error"]["code"] == "bad_input"
+
+
+async def _mcp_pack(root: Path, db: Path, args: dict) -> tuple[object, dict]:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "pix.cli", "mcp", "--db", str(db)], cwd=str(root)
+    )
+    async with Client(params, read_timeout_seconds=120) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        result = await client.call_tool("pack", args)
+        assert not result.is_error, result.content[0].text
+        return tools["pack"], json.loads(result.content[0].text)
+
+
+def test_the_mcp_pack_tool_answers_what_the_cli_answers(shop):
+    root, db = shop
+    request = {"query": "restock the warehouse", "budget": 300}
+    tool, via_mcp = anyio.run(_mcp_pack, root, db, request)
+    assert tool.input_schema == bundled("mcp-tools.v1.json#/$defs/pack")
+    assert tool.output_schema == bundled("pack-response.v1.json")
+    assert tool.annotations.read_only_hint is True
+    _, via_cli, _ = pix_json(
+        "pack", "restock the warehouse", "--budget", "300", "--format", "json", "--db", str(db),
+        cwd=root,
+    )  # fmt: skip
+    assert via_mcp == via_cli

@@ -5,8 +5,9 @@ The rule, in order (all ties broken by fused rank, so the same ranking gives the
 1. Candidates are the fused chunk ranking, best first, at most MAX_CANDIDATES of them. A chunk
    scoring below LOW_SCORE_SHARE of the best chunk's score is left out as `low_score`.
 2. Spread over files: a file's k-th chunk (k = 0, 1, ...) competes with priority
-   score x SPREAD_DECAY^k, so a second chunk of one file must be twice as strong as a
-   first chunk of another to come before it.
+   score x SPREAD_DECAY^k, so a second chunk of one file must be 1/0.7 = 1.43 times as strong
+   as a first chunk of another to come before it (bench/pack_bench.py --sweep: 0.7 finds the
+   gold file as often as 0.5 with fewer, deeper files; 1.0, no spreading, finds it less often).
 3. Chunks are taken greedily in priority order while the packet fits the budget. A chunk
    whose lines are already in the packet, whose file's content is already in it under another
    path, or whose text repeats a chunk already in it is left out as `duplicate`; one that does

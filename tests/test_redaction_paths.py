@@ -1,0 +1,245 @@
+"""Secrets are masked in every output path: query (chunk and file modes, context lines), pack,
+discover, aliases, the MCP server and the clipboard. The stored text stays intact, search still
+finds what stands next to a secret, and only the CLI's --show-secrets shows them, saying so.
+
+The repository is seeded with one fake secret of every kind (tests/test_redact.py builds them
+from pieces, so no file here looks like a leaked key)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import zlib
+from pathlib import Path
+
+import anyio
+import apsw
+import pytest
+from conftest import commit, git, pix, pix_json, write
+from mcp import Client, StdioServerParameters
+from test_redact import BODY, END, POSITIVE, RANDOM
+
+from pix.index import index_repository
+from pix.output.redact import KINDS
+
+EXTENSIONS = {
+    "python": "py", "shell": "sh", "yaml": "yaml", "ini": "ini", "javascript": "js",
+    "text": "txt", "json": "json", "toml": "toml", "ruby": "rb",
+}  # fmt: skip
+BILLING = f'''def charge_customer(amount, card):
+    """Charge the customer's card through the payment gateway."""
+    STRIPE_WEBHOOK_SIGNING_SECRET = "{RANDOM}"
+    return gateway_charge(amount, card, STRIPE_WEBHOOK_SIGNING_SECRET)
+'''
+FILES = {
+    **{
+        f"fixtures/case_{i:02d}.{EXTENSIONS[language]}": text + "\n"
+        for i, (text, language, _, _) in enumerate(POSITIVE)
+    },
+    # a key body whose BEGIN line is elsewhere: what a chunk cut inside a key shows
+    "fixtures/key_tail.txt": "\n".join(BODY[1:]) + f"\n{END}\n",
+    "billing.py": BILLING,
+}
+VALUES = sorted({value for _, _, _, value in POSITIVE} | set(BODY[1:]), key=len, reverse=True)
+ALL_KINDS = set(KINDS)
+
+
+def leaked(text: str) -> list[str]:
+    return [value for value in VALUES if value in text]
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory, embedder) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("secrets")
+    root = base / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    write(root, FILES)
+    commit(root, "fake secrets")
+    db = base / "pix.db"
+    report = index_repository(str(root), str(db), embedder=embedder)
+    assert report.files == len(FILES) and not report.skipped  # every fixture is indexed
+    return root, db
+
+
+def run_json(repo, *args: str, **kw) -> tuple[dict, str]:
+    root, db = repo
+    code, response, err = pix_json(*args, "--db", str(db), cwd=root, **kw)
+    assert code == 0, err
+    return response, err
+
+
+def test_every_kind_is_seeded_and_every_fixture_alone_shows_its_kind(repo):
+    assert {kind for _, _, kind, _ in POSITIVE} | {"private_key"} == ALL_KINDS
+
+
+@pytest.mark.parametrize("mode", ["chunk", "file"])
+def test_query_masks_every_secret_in_both_modes(repo, mode):
+    flags = ["--file"] if mode == "file" else ["--context-lines", "3"]
+    response, _ = run_json(repo, "query", "configuration", *flags, "--top", "100", "--json")
+    texts = json.dumps(response["results"], ensure_ascii=False)
+    assert not leaked(texts)
+    assert set(response["redactionSummary"]["byKind"]) == ALL_KINDS
+    assert response["redactionSummary"]["masked"] is True
+    assert response["redactionSummary"]["total"] == sum(
+        response["redactionSummary"]["byKind"].values()
+    )
+    for kind in ALL_KINDS:
+        assert f"[REDACTED:{kind}]" in texts
+    root, db = repo
+    args = ("query", "configuration", *flags, "--top", "100", "--db", str(db))
+    code, out, err = pix(*args, cwd=root)
+    assert code == 0 and not leaked(out + err) and "[REDACTED:" in out
+
+
+def test_line_numbers_stay_true_around_a_masked_key(repo):
+    response, _ = run_json(repo, "query", "private key", "--only-path", "*key_tail*", "--json")
+    (result,) = response["results"]
+    assert (result["startLine"], result["endLine"]) == (1, 3)
+    assert result["text"].split("\n") == [
+        "[REDACTED:private_key]", "[REDACTED:private_key]", END
+    ]  # fmt: skip
+    assert response["redactionSummary"]["byKind"] == {"private_key": 1}  # one key, two lines
+
+
+def test_the_stored_text_is_intact(repo):
+    root, db = repo
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    blob = git(root, "rev-parse", "HEAD:billing.py").strip()
+    ((content,),) = conn.execute("SELECT content FROM blob WHERE sha = ?", (blob,))
+    assert zlib.decompress(content).decode() == BILLING
+    chunks = [t for (t,) in conn.execute("SELECT text FROM chunk WHERE blob_sha = ?", (blob,))]
+    assert any(RANDOM in t for t in chunks)
+
+
+@pytest.mark.parametrize(
+    "question", ["STRIPE_WEBHOOK_SIGNING_SECRET", "charge the customer's card"]
+)
+def test_search_still_finds_what_stands_next_to_a_secret(repo, question):
+    response, _ = run_json(repo, "query", question, "--top", "3", "--json")
+    first = response["results"][0]
+    assert first["path"] == "billing.py"
+    assert 'STRIPE_WEBHOOK_SIGNING_SECRET = "[REDACTED:secret]"' in first["text"]
+    assert RANDOM not in first["text"]
+
+
+def test_pack_masks_and_counts_in_text_and_json(repo):
+    response, err = run_json(
+        repo, "pack", "passwords tokens keys", "--budget", "50000", "--format", "json"
+    )
+    assert not leaked(json.dumps(response, ensure_ascii=False))
+    assert response["redactionSummary"]["total"] >= 1
+    assert "[REDACTED:" in response["text"]
+    root, db = repo
+    code, out, err = pix("pack", "passwords tokens keys", "--budget", "50000", "--db", str(db),
+                         cwd=root)  # fmt: skip
+    assert code == 0 and not leaked(out + err) and "secret(s) masked" in err
+
+
+def test_discover_excerpts_are_masked(repo):
+    response, _ = run_json(repo, "discover", "-r", "any=\\S", "--max-candidates", "50", "--json")
+    excerpts = [e for c in response["candidates"] for e in c["excerpts"]]
+    assert len({c["path"] for c in response["candidates"]}) == len(FILES)
+    assert not leaked(json.dumps(excerpts, ensure_ascii=False))
+    assert set(response["redactionSummary"]["byKind"]) == ALL_KINDS
+    # a literal hypothesis on the name next to a secret still matches, value masked
+    response, _ = run_json(repo, "discover", "-l", "sig=STRIPE_WEBHOOK_SIGNING_SECRET =", "--json")
+    (candidate,) = response["candidates"]
+    assert candidate["excerpts"][0]["text"] == (
+        'STRIPE_WEBHOOK_SIGNING_SECRET = "[REDACTED:secret]"'
+    )
+
+
+def test_alias_runs_are_masked(repo, tmp_path):
+    root, db = repo
+    mine = tmp_path / "pix.db"
+    mine.write_bytes(Path(db).read_bytes())
+    code, _, err = pix("alias", "add", "creds", "credentials", "--file", "--top", "50",
+                       "--db", str(mine), cwd=root)  # fmt: skip
+    assert code == 0, err
+    code, out, err = pix("run", "creds", "--db", str(mine), cwd=root)
+    assert code == 0 and not leaked(out + err) and "[REDACTED:" in out
+
+
+def clipboard(tmp_path: Path) -> tuple[dict, Path]:
+    target = tmp_path / "clipboard.txt"
+    command = f"sh -c {shlex.quote('cat > ' + shlex.quote(str(target)))}"
+    return {"PIX_CLIPBOARD": command}, target
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["query", "credentials", "--file", "--top", "50", "--copy"],
+        ["pack", "credentials", "--budget", "50000", "--copy"],
+    ],
+)
+def test_the_clipboard_gets_masked_text(repo, tmp_path, args):
+    root, db = repo
+    env, target = clipboard(tmp_path)
+    code, out, err = pix(*args, "--db", str(db), cwd=root, env=env)
+    assert code == 0, err
+    copied = target.read_text()
+    assert "[REDACTED:" in copied and not leaked(copied)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["query", "configuration", "--file", "--top", "100"],
+        ["pack", "configuration", "--budget", "100000"],
+        ["discover", "-r", "any=\\S", "--max-candidates", "50"],
+    ],
+)
+def test_show_secrets_is_for_the_owner_on_the_cli_and_says_so(repo, args):
+    root, db = repo
+    code, out, err = pix(*args, "--show-secrets", "--json", "--db", str(db), cwd=root)
+    assert code == 0
+    response = json.loads(out)
+    assert response["redactionSummary"]["masked"] is False
+    assert response["redactionSummary"]["total"] >= 1
+    assert leaked(out) and "[REDACTED:" not in out
+    assert "--show-secrets" in err and "NOT masked" in err
+    code, out, err = pix(*args, "--json", "--db", str(db), cwd=root)
+    assert not leaked(out) and "NOT masked" not in err
+
+
+async def _mcp_session(root: Path, db: Path) -> dict:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "pix.cli", "mcp", "--db", str(db)],
+        cwd=str(root),
+    )
+    out: dict = {}
+    async with Client(params, read_timeout_seconds=120) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        out["schemas"] = json.dumps({n: t.input_schema for n, t in tools.items()})
+        calls = {
+            "query": {"query": "configuration", "mode": "file", "top": 100,
+                      "maxCharacters": 1_000_000},
+            "pack": {"query": "configuration", "budget": 100_000},
+            "discover": {"queries": [{"id": "any", "mode": "regex", "pattern": "\\S"}],
+                         "maxCandidates": 50},
+        }  # fmt: skip
+        for name, args in calls.items():
+            result = await client.call_tool(name, args)
+            assert not result.is_error, result.content[0].text
+            out[name] = result.content[0].text
+        refused = await client.call_tool("query", {**calls["query"], "showSecrets": True})
+        out["refused"] = (refused.is_error, refused.content[0].text)
+    return out
+
+
+def test_mcp_masks_every_tool_and_has_no_way_to_reveal(repo):
+    root, db = repo
+    out = anyio.run(_mcp_session, root, db)
+    for name in ("query", "pack", "discover"):
+        response = json.loads(out[name])
+        assert not leaked(out[name]), name
+        assert response["redactionSummary"]["masked"] is True
+        assert response["redactionSummary"]["total"] >= 1, name
+    assert set(json.loads(out["query"])["redactionSummary"]["byKind"]) == ALL_KINDS
+    assert "show" not in out["schemas"].lower().replace("shown", "")
+    is_error, message = out["refused"]
+    assert is_error and "showSecrets" in message
