@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
 
@@ -76,7 +77,26 @@ def emit_response(response: dict, fmt: Format, copy: bool) -> None:
     """Render a query response exactly as `pix query` does."""
     from pix.output import render
 
-    plain = render.render_response(response)
+    _emit(
+        response, fmt, copy, render.render_response(response),
+        lambda: render.colorize_response(response),
+    )  # fmt: skip
+
+
+def emit_pack(response: dict, fmt: Format, copy: bool) -> None:
+    """Render a pack response: the packet as text, and a one-line summary on stderr."""
+    from pix.output.render import pack_summary
+
+    _emit(response, fmt, copy, response["text"], None)
+    if fmt is not Format.json:
+        typer.echo(pack_summary(response), err=True)
+
+
+def _emit(
+    response: dict, fmt: Format, copy: bool, plain: str, coloured: Callable[[], str] | None
+) -> None:
+    """JSON on stdout (json, both), warnings and text on stderr (both) or text on stdout (text);
+    `coloured` is the terminal form of `plain`, if there is one."""
     if copy:  # first: a clipboard failure must not follow a printed answer on stdout
         from pix.output.clipboard import copy as to_clipboard
 
@@ -87,22 +107,4 @@ def emit_response(response: dict, fmt: Format, copy: bool) -> None:
         for warning in response["warnings"]:
             typer.echo(f"warning: {warning}", err=True)
         stream = sys.stdout if fmt is Format.text else sys.stderr
-        stream.write(render.colorize_response(response) if stream.isatty() else plain)
-
-
-def emit_pack(response: dict, fmt: Format, copy: bool) -> None:
-    """Render a pack response: the packet on stdout, a one-line summary on stderr."""
-    from pix.output.render import pack_summary
-
-    if copy:
-        from pix.output.clipboard import copy as to_clipboard
-
-        to_clipboard(response["text"])
-    if fmt is not Format.text:
-        emit_json(response)
-    if fmt is not Format.json:
-        for warning in response["warnings"]:
-            typer.echo(f"warning: {warning}", err=True)
-        stream = sys.stdout if fmt is Format.text else sys.stderr
-        stream.write(response["text"])
-        typer.echo(pack_summary(response), err=True)
+        stream.write(coloured() if coloured and stream.isatty() else plain)

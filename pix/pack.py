@@ -8,14 +8,15 @@ The CLI, the MCP `pack` tool and tests all call `run_pack`.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
+from typing import ClassVar
 
 from pix.errors import UsageError
 from pix.output import packet
 from pix.output.mask import Redactions
 from pix.output.tokens import UNITS, Counter
 from pix.query import QueryEngine, QueryRequest, check_request, citation, refresh_first, retrieve
-from pix.schemas import validate
+from pix.schemas import JsonRequest
 
 SCHEMA_VERSION = 1
 BUDGET_MAX = 1_000_000
@@ -23,7 +24,9 @@ OMITTED_LISTED = 20  # the best-ranked left-out chunks are listed; all are count
 
 
 @dataclass
-class PackRequest:
+class PackRequest(JsonRequest):
+    SCHEMA: ClassVar[str] = "pack-request.v1.json"
+
     query: str
     budget: int
     unit: str = "tokens"
@@ -34,16 +37,6 @@ class PackRequest:
     priors: bool = True
     channels: list[str] | None = None
     refresh: bool = False
-
-    @classmethod
-    def from_json(cls, payload: object) -> PackRequest:
-        validate(payload, "pack-request.v1.json")
-        assert isinstance(payload, dict)
-        names = {QueryRequest.json_name(f.name): f.name for f in fields(cls)}
-        return cls(**{names[key]: value for key, value in payload.items()})
-
-    def to_json(self) -> dict:
-        return {QueryRequest.json_name(k): v for k, v in asdict(self).items()}
 
     def query_request(self) -> QueryRequest:
         return QueryRequest(

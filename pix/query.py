@@ -7,7 +7,8 @@ request -> snapshot -> fused chunks (SQL) -> path filter (inside SQL) -> [file a
 from __future__ import annotations
 
 import zlib
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
+from typing import ClassVar
 
 import apsw
 
@@ -22,7 +23,7 @@ from pix.pathglob import glob_regex
 from pix.retrieve.aggregate import by_file
 from pix.retrieve.route import CHANNELS, Route, route
 from pix.retrieve.search import RRF_K, Hit, register_functions, search
-from pix.schemas import validate
+from pix.schemas import JsonRequest
 from pix.snapshot import Snapshot, changed_files, select_snapshot
 from pix.store import open_store, search_sql
 from pix.store.db import Store
@@ -36,7 +37,9 @@ MASKERS_KEPT = 64
 
 
 @dataclass
-class QueryRequest:
+class QueryRequest(JsonRequest):
+    SCHEMA: ClassVar[str] = "query-request.v1.json"
+
     query: str
     mode: str = "chunk"
     top: int = 10
@@ -52,22 +55,6 @@ class QueryRequest:
     priors: bool = True
     channels: list[str] | None = None
     refresh: bool = False
-
-    # JSON names (schema/query-request.v1.json) <-> field names
-    @staticmethod
-    def json_name(name: str) -> str:
-        head, *rest = name.split("_")
-        return head + "".join(part.title() for part in rest)
-
-    @classmethod
-    def from_json(cls, payload: object) -> QueryRequest:
-        validate(payload, "query-request.v1.json")
-        assert isinstance(payload, dict)
-        names = {cls.json_name(f.name): f.name for f in fields(cls)}
-        return cls(**{names[key]: value for key, value in payload.items()})
-
-    def to_json(self) -> dict:
-        return {self.json_name(k): v for k, v in asdict(self).items()}
 
 
 class QueryEngine:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict, fields
 from functools import cache
+from typing import Any, ClassVar, Self
 
 import jsonschema
 
@@ -65,3 +67,26 @@ def validate(payload: object, name: str) -> None:
         error = errors[0]
         where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
         raise UsageError(f"invalid request at {where}: {error.message}")
+
+
+def json_name(name: str) -> str:
+    """A field name as the JSON contracts spell it: only_paths -> onlyPaths."""
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+class JsonRequest:
+    """For request dataclasses: from/to their JSON form (camelCase names), validated against
+    the class's SCHEMA so unknown fields and bad values are refused with one line."""
+
+    SCHEMA: ClassVar[str]
+
+    @classmethod
+    def from_json(cls, payload: object) -> Self:
+        validate(payload, cls.SCHEMA)
+        assert isinstance(payload, dict)
+        names = {json_name(f.name): f.name for f in fields(cls)}  # type: ignore[arg-type]
+        return cls(**{names[key]: value for key, value in payload.items()})
+
+    def to_json(self) -> dict[str, Any]:
+        return {json_name(k): v for k, v in asdict(self).items()}  # type: ignore[call-overload]

@@ -50,6 +50,19 @@ def commit(repo: Path, message: str = "change") -> str:
     return git(repo, "rev-parse", "HEAD")
 
 
+def indexed_repo(base: Path, files: dict[str, str | bytes], embedder) -> tuple[Path, Path]:
+    """A git repository of `files` (one commit) in base/repo, indexed into base/index.db: what
+    a module-scoped fixture shares among its tests."""
+    root = base / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    write(root, files)
+    commit(root, "initial")
+    db = base / "index.db"
+    index_repository(str(root), str(db), embedder=embedder)
+    return root, db
+
+
 @pytest.fixture
 def make_repo(tmp_path: Path):
     """make_repo({path: text}) -> a git repository with one commit of those files."""

@@ -15,11 +15,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 import referencing
-from conftest import commit, git, pix, pix_json, write
+from conftest import git, indexed_repo, pix, pix_json
 
 from pix import alias
 from pix.errors import UsageError
-from pix.index import index_repository
 from pix.store import open_store
 
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schema"
@@ -47,14 +46,7 @@ AREA = "area of a circle"
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory, embedder) -> tuple[Path, Path]:
-    base = tmp_path_factory.mktemp("alias")
-    root = base / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    write(root, FILES)
-    commit(root, "initial")
-    db = base / "index.db"
-    index_repository(str(root), str(db), embedder=embedder)
+    root, db = indexed_repo(tmp_path_factory.mktemp("alias"), FILES, embedder)
     return root, db
 
 

@@ -17,11 +17,10 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import GIT_ENV, commit, git, pix, write
+from conftest import GIT_ENV, indexed_repo, pix, write
 from mcp import Client, StdioServerParameters
 
 from pix import alias
-from pix.index import index_repository
 from pix.mcp import DEFAULT_MAX_CHARACTERS
 
 GEOMETRY = '''def circle_area(radius):
@@ -65,14 +64,7 @@ QUERY_OPTIONS = {
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory, embedder) -> tuple[Path, Path]:
-    base = tmp_path_factory.mktemp("mcp")
-    root = base / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    write(root, FILES)
-    commit(root, "initial")
-    db = base / "index.db"
-    index_repository(str(root), str(db), embedder=embedder)
+    root, db = indexed_repo(tmp_path_factory.mktemp("mcp"), FILES, embedder)
     return root, db
 
 
@@ -423,8 +415,9 @@ def test_discover_tool_answers_what_the_cli_answers(indexed):
             {"id": "greet", "pattern": r"def gre+t\(", "mode": "regex"},
         ]
     }
-    code, out = cli("discover", "--input", "-", "--json", root=root, db=db,
-                    stdin=json.dumps(request))
+    code, out = cli(
+        "discover", "--input", "-", "--json", root=root, db=db, stdin=json.dumps(request)
+    )
     assert code == 0, out
     expected = json.loads(out)
 

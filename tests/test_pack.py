@@ -11,11 +11,10 @@ import anyio
 import jsonschema
 import numpy as np
 import pytest
-from conftest import commit, git, pix, pix_json, write
+from conftest import git, indexed_repo, pix, pix_json
 from mcp import Client, StdioServerParameters
 
 from pix.alias import bundled
-from pix.index import index_repository
 from pix.output import packet
 from pix.output.tokens import Counter
 from pix.pack import PackRequest, run_pack
@@ -212,14 +211,7 @@ QUESTIONS = [
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory, embedder) -> tuple[Path, Path]:
-    base = tmp_path_factory.mktemp("pack")
-    root = base / "shop"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    write(root, FILES)
-    commit(root, "initial")
-    db = base / "pix.db"
-    index_repository(str(root), str(db), embedder=embedder)
+    root, db = indexed_repo(tmp_path_factory.mktemp("pack"), FILES, embedder)
     return root, db
 
 

@@ -16,11 +16,10 @@ from pathlib import Path
 import anyio
 import apsw
 import pytest
-from conftest import commit, git, pix, pix_json, write
+from conftest import git, indexed_repo, pix, pix_json
 from mcp import Client, StdioServerParameters
 from test_redact import BODY, END, POSITIVE, RANDOM
 
-from pix.index import index_repository
 from pix.output.redact import KINDS
 
 EXTENSIONS = {
@@ -51,15 +50,11 @@ def leaked(text: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory, embedder) -> tuple[Path, Path]:
-    base = tmp_path_factory.mktemp("secrets")
-    root = base / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    write(root, FILES)
-    commit(root, "fake secrets")
-    db = base / "pix.db"
-    report = index_repository(str(root), str(db), embedder=embedder)
-    assert report.files == len(FILES) and not report.skipped  # every fixture is indexed
+    root, db = indexed_repo(tmp_path_factory.mktemp("secrets"), FILES, embedder)
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    # every fixture is indexed: none is skipped as a secret file
+    assert conn.execute("SELECT count(*) FROM snapshot_file").fetchone()[0] == len(FILES)
+    assert conn.execute("SELECT count(*) FROM skipped").fetchone()[0] == 0
     return root, db
 
 
