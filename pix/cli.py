@@ -454,9 +454,9 @@ def pack_cmd(
         int | None, typer.Option("--budget", min=1, help="The packet's size limit, in --unit.")
     ] = None,
     unit: Annotated[
-        Unit,
-        typer.Option("--unit", help="tokens (the embedding model's tokenizer) or chars."),
-    ] = Unit.tokens,
+        Unit | None,
+        typer.Option("--unit", help="tokens (the embedding model's tokenizer, default) or chars."),
+    ] = None,
     options: dict | None = None,
 ) -> None:
     """The best evidence for a question that fits a token budget: one packet, with citations."""
@@ -467,6 +467,7 @@ def pack_cmd(
     shaping = ("only_path", "ignore_path", "at", "fusion", "no_priors", "channel", "refresh")
     if options["input_"] is not None:
         given = [n for n in shaping if options[n]] + ["budget"] * (budget is not None)
+        given += ["unit"] * (unit is not None)
         if given or text is not None:
             raise errors.UsageError("--input is exclusive with QUESTION and the query options")
         request = PackRequest.from_json(read_json(options["input_"]))
@@ -476,7 +477,7 @@ def pack_cmd(
                 "a question and --budget are required", hint='pix pack "question" --budget 4000'
             )
         o = options
-        fusion = o["fusion"] or Fusion.rrf
+        fusion, unit = o["fusion"] or Fusion.rrf, unit or Unit.tokens
         request = PackRequest(
             query=text, budget=budget, unit=unit.value, only_paths=o["only_path"] or [],
             ignore_paths=o["ignore_path"] or [], at=o["at"], fusion=fusion.value,

@@ -55,6 +55,10 @@ def check_pack(request: PackRequest) -> None:
 
 def run_pack(engine: QueryEngine, request: PackRequest, reveal: bool = False) -> dict:
     """The packet for one request. `reveal` (CLI --show-secrets only) shows secrets unmasked."""
+    return engine.answer(lambda: _run_pack(engine, replace(request), reveal))
+
+
+def _run_pack(engine: QueryEngine, request: PackRequest, reveal: bool) -> dict:
     check_pack(request)
     query = request.query_request()
     warnings = check_request(query)
@@ -67,22 +71,24 @@ def run_pack(engine: QueryEngine, request: PackRequest, reveal: bool = False) ->
             packet.Candidate(i, h.path, h.blob_sha, h.start_line, h.end_line, h.score)
             for i, h in enumerate(found.hits[: packet.MAX_CANDIDATES])
         ]
-        languages = {h.path: h.language for h in found.hits[: packet.MAX_CANDIDATES]}
         files: dict[str, packet.FileLines] = {}
         maskers = {}
         for c in candidates:
             if c.path not in files:
-                masker = engine.masker(c.blob, languages[c.path])
+                masker = engine.masker(c.blob, c.path)
                 lines = masker.lines(1, masker.line_count, reveal)
                 files[c.path] = packet.FileLines(lines, counter.lines)
                 maskers[c.path] = masker
     chosen = packet.select(candidates, files, request.budget, counter.text, counter.newline)
     text = packet.render(chosen.spans, files)
     used = counter.text(text) if text else 0
-    while used > request.budget:  # cannot happen if costs add up; never exceed the budget
-        chosen.spans.pop()
+    while used > request.budget:  # costs add up exactly (tests check it); if ever they do not,
+        dropped = chosen.spans.pop()  # the budget still holds and the drop is reported
+        held = chosen.chunks.pop((dropped.path, dropped.start_line, dropped.end_line), [])
+        chosen.omitted += [packet.Omission(c, "budget") for c in held]
         text = packet.render(chosen.spans, files)
         used = counter.text(text) if text else 0
+    chosen.omitted.sort(key=lambda o: o.candidate.rank)
     spans = []
     for span in chosen.spans:
         redactions.add(span.blob, maskers[span.path].secrets_in(span.start_line, span.end_line))
@@ -161,6 +167,6 @@ def pack(
     """One packet from the database of `cwd` (or `db`): open, answer, close."""
     engine = QueryEngine(db=db, cwd=cwd)
     try:
-        return run_pack(engine, replace(request), reveal)
+        return run_pack(engine, request, reveal)
     finally:
         engine.close()

@@ -7,6 +7,7 @@ request -> snapshot -> fused chunks (SQL) -> path filter (inside SQL) -> [file a
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
@@ -15,6 +16,7 @@ import apsw
 from pix.errors import UsageError
 from pix.index import index_repository, locate
 from pix.ingest import scan
+from pix.ingest.chunk import language_for_path
 from pix.ingest.embed import check_identity, model_identity
 from pix.output.budget import apply_budget
 from pix.output.mask import Masker, Redactions
@@ -33,7 +35,7 @@ TOP_MIN, TOP_MAX = 1, 100
 MODES = ("chunk", "file")
 VIEWS = ("minimal", "default", "full")
 FUSIONS = ("rrf", "dbsf")
-MASKERS_KEPT = 64
+MASKED_CHARS_KEPT = 16 << 20  # the file texts a warm engine keeps, masked and plain
 
 
 @dataclass
@@ -70,22 +72,38 @@ class QueryEngine:
             raise
         register_functions(self.store)
         self._embedder = None
-        self._maskers: dict[str, Masker] = {}
+        self._maskers: dict[tuple[str, str | None], Masker] = {}
+        self._masked_chars = 0
 
-    def masker(self, blob: str, language: str | None) -> Masker:
-        """One file's lines, plain and masked; the newest MASKERS_KEPT are kept for the
-        next answer (an MCP server asks about the same files again and again)."""
-        masker = self._maskers.pop(blob, None)
+    def masker(self, blob: str, path: str) -> Masker:
+        """The lines of `blob` shown at `path`, plain and masked. The language comes from the
+        path, not the blob: the same content may be a config file at one path (where bare
+        values count as secrets) and prose at another. The newest files, up to
+        MASKED_CHARS_KEPT characters, are kept for the next answer (an MCP server asks about
+        the same files again and again)."""
+        key = (blob, language_for_path(path))
+        masker = self._maskers.pop(key, None)
         if masker is None:
             content, _ = self.store.conn.execute(search_sql.BLOB_CONTENT, (blob,)).fetchone()
-            masker = Masker(scan.decode(zlib.decompress(content)), language)
-        self._maskers[blob] = masker  # newest last
-        if len(self._maskers) > MASKERS_KEPT:
-            del self._maskers[next(iter(self._maskers))]
+            masker = Masker(scan.decode(zlib.decompress(content)), key[1])
+            self._masked_chars += masker.chars
+        self._maskers[key] = masker  # newest last
+        while self._masked_chars > MASKED_CHARS_KEPT and len(self._maskers) > 1:
+            oldest = next(iter(self._maskers))
+            self._masked_chars -= self._maskers.pop(oldest).chars
         return masker
+
+    def answer(self, run: Callable[[], dict]) -> dict:
+        """Run one answer; a damaged file surfaces as odd SQL errors, so check it then."""
+        try:
+            return run()
+        except apsw.SQLError as exc:
+            self.store.check_integrity()
+            raise exc
 
     def forget_maskers(self) -> None:
         self._maskers.clear()
+        self._masked_chars = 0
 
     def close(self) -> None:
         self.store.close()
@@ -98,11 +116,7 @@ class QueryEngine:
         return self._embedder
 
     def query(self, request: QueryRequest, reveal: bool = False) -> dict:
-        try:
-            return run_query(self, replace(request), reveal)
-        except apsw.SQLError as exc:
-            self.store.check_integrity()  # a damaged file surfaces as odd SQL errors
-            raise exc
+        return self.answer(lambda: run_query(self, replace(request), reveal))
 
 
 def check_request(request: QueryRequest) -> list[str]:
@@ -217,7 +231,7 @@ def run_query(engine: QueryEngine, request: QueryRequest, reveal: bool = False) 
         for res in results:
             shown = _shown_lines(res)
             if shown:
-                masker = engine.masker(res.blob, res.language)
+                masker = engine.masker(res.blob, res.path)
                 redactions.add(res.blob, masker.secrets_in(*shown))
     snapshot = found.snapshot
     response = {
@@ -282,7 +296,7 @@ def _hydrate(
             res.start_line, res.end_line = hit.start_line, hit.end_line
             res.kind, res.symbol = hit.kind, hit.symbol
         if not request.no_content:
-            masker = engine.masker(hit.blob_sha, hit.language)
+            masker = engine.masker(hit.blob_sha, hit.path)
             if request.mode == "file":
                 res.text = masker.whole(reveal)
             else:

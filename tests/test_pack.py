@@ -133,6 +133,16 @@ def test_the_best_chunk_left_out_is_cut_to_fit_and_says_so():
     assert not result.omitted
 
 
+def test_a_cut_chunk_merged_with_a_span_it_overlaps_is_still_marked_cut():
+    files = files_of(a=100)
+    cands = [cand(0, "a.py", 18, 25, 1.0), cand(1, "a.py", 10, 50, 0.9)]
+    first = len(packet.block(packet.Span("a.py", "x", 18, 25), files["a.py"].lines[17:25]))
+    result, text = choose(cands, files, first + 12 * 11)  # room for about 12 more lines
+    (span,) = result.spans
+    assert span.start_line == 10 and 25 <= span.end_line < 50 and span.cut
+    assert text.startswith(f"── a.py:10-{span.end_line} (cut to fit)\n")
+
+
 def test_duplicates_and_low_scores_are_left_out_with_the_reason():
     files = files_of(a=100, b=100, c=100)
     cands = [
@@ -331,6 +341,7 @@ def test_input_json_gives_the_same_packet(shop):
         (["pack", "--input", "-"], '{"query": "x"}', "budget"),
         (["pack", "--input", "-"], '{"query": "x", "budget": 5, "top": 3}', "top"),
         (["pack", "x", "--budget", "5", "--input", "-"], "{}", "exclusive"),
+        (["pack", "--input", "-", "--unit", "chars"], '{"query": "x", "budget": 5}', "exclusive"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(shop, args, stdin, message):

@@ -21,6 +21,7 @@ from mcp import Client, StdioServerParameters
 from test_redact import BODY, END, POSITIVE, RANDOM
 
 from pix.output.redact import KINDS
+from pix.query import QueryEngine, QueryRequest
 
 EXTENSIONS = {
     "python": "py", "shell": "sh", "yaml": "yaml", "ini": "ini", "javascript": "js",
@@ -31,6 +32,7 @@ BILLING = f'''def charge_customer(amount, card):
     STRIPE_WEBHOOK_SIGNING_SECRET = "{RANDOM}"
     return gateway_charge(amount, card, STRIPE_WEBHOOK_SIGNING_SECRET)
 '''
+STAGING = "db_password: Tr0ub4dor3xyz\n"
 FILES = {
     **{
         f"fixtures/case_{i:02d}.{EXTENSIONS[language]}": text + "\n"
@@ -39,6 +41,9 @@ FILES = {
     # a key body whose BEGIN line is elsewhere: what a chunk cut inside a key shows
     "fixtures/key_tail.txt": "\n".join(BODY[1:]) + f"\n{END}\n",
     "billing.py": BILLING,
+    # one content at two paths: a config file here, prose there (masked by the path's language)
+    "deploy/staging.txt": STAGING,
+    "notes/staging.md": STAGING,
 }
 VALUES = sorted({value for _, _, _, value in POSITIVE} | set(BODY[1:]), key=len, reverse=True)
 ALL_KINDS = set(KINDS)
@@ -65,8 +70,53 @@ def run_json(repo, *args: str, **kw) -> tuple[dict, str]:
     return response, err
 
 
-def test_every_kind_is_seeded_and_every_fixture_alone_shows_its_kind(repo):
+def test_every_kind_is_seeded_and_each_fixture_shows_exactly_its_own_kind(repo):
     assert {kind for _, _, kind, _ in POSITIVE} | {"private_key"} == ALL_KINDS
+    root, db = repo
+    engine = QueryEngine(db=str(db), cwd=str(root))
+    try:
+        for i, (_, language, kind, _) in enumerate(POSITIVE):
+            path = f"fixtures/case_{i:02d}.{EXTENSIONS[language]}"
+            request = QueryRequest("x", mode="file", only_paths=[path])
+            response = engine.query(request)
+            assert [r["path"] for r in response["results"]] == [path]
+            assert response["redactionSummary"]["byKind"] == {kind: 1}, path
+    finally:
+        engine.close()
+
+
+def test_the_language_of_the_path_shown_decides_not_the_content(repo):
+    # bare `key: value` is a secret in a config file, prose in markdown; same blob at both
+    response, _ = run_json(repo, "query", "staging", "--file", "--only-path", "deploy/", "--json")
+    (result,) = response["results"]
+    assert result["text"] == "db_password: [REDACTED:password]\n"
+    response, _ = run_json(
+        repo, "pack", "staging", "--budget", "500", "--only-path", "deploy/", "--format", "json"
+    )
+    assert "Tr0ub4dor3xyz" not in response["text"] and "[REDACTED:password]" in response["text"]
+
+
+@pytest.mark.parametrize(
+    ("probe", "found"),
+    [
+        ('-r=p=password = "h', False),  # would say the password starts with h
+        ('-r=p=password = "hunter', False),
+        ("-r=p=" + "AKIA" + "EXAMPLE", False),
+        ("-l=p=password = ", True),  # the name next to a secret still matches
+        ('-r=p=password = "\\[', False),  # nor does the placeholder itself
+    ],
+)
+def test_discover_never_matches_inside_a_secret(repo, probe, found):
+    flag, hypothesis = probe[:2], probe[3:]
+    response, _ = run_json(repo, "discover", flag, hypothesis, "--glob", "fixtures/*.py", "--json")
+    assert bool(response["candidates"]) is found
+    if found:
+        assert not leaked(json.dumps(response["candidates"]))
+    shown, _ = run_json(
+        repo, "discover", flag, hypothesis, "--glob", "fixtures/*.py", "--show-secrets", "--json"
+    )
+    if hypothesis != 'p=password = "\\[':
+        assert shown["candidates"]  # the owner may search inside secrets
 
 
 @pytest.mark.parametrize("mode", ["chunk", "file"])

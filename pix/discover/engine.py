@@ -19,12 +19,11 @@ from dataclasses import dataclass, field
 import apsw
 
 from pix.discover import fragments, trigram
+from pix.discover.masking import Key, Shown
 from pix.discover.request import Hypothesis, Request, parse_request
 from pix.discover.scope import GlobFilter, Root, describe_root, resolve_root, scope_root
-from pix.discover.verify import Excerpt, FileResult, Matcher, excerpt
+from pix.discover.verify import Excerpt, FileResult, Matcher
 from pix.index import locate
-from pix.ingest.chunk import language_for_path
-from pix.output.mask import Masker, Redactions
 from pix.snapshot import changed_files, select_snapshot
 from pix.store import open_store, sql
 from pix.store.db import Store
@@ -175,7 +174,8 @@ def _run(store: Store, target, req: Request, started: float, reveal: bool) -> di
         stale = changed_files(store, target, snapshot)
         roots = _resolve_roots(req, target.root, indexed, skipped, stale)
         unindexed = sum(1 for path in {p for r in roots for p in r.files} if files[path][1] is None)
-        cells, hits = _search(store, req, matchers, narrowings, roots, files, deadline)
+        masking = Shown(store, files, reveal, req.snippet_length)
+        cells, hits = _search(store, req, matchers, narrowings, roots, files, deadline, masking)
 
     if stale:
         sample = ", ".join(stale[:3]) + (" …" if len(stale) > 3 else "")
@@ -188,7 +188,6 @@ def _run(store: Store, target, req: Request, started: float, reveal: bool) -> di
             f"{unindexed} file(s) had no trigram rows yet and were read in full "
             f"(trigram fill {fill.state}: it continues on the next call)"
         )
-    masking = Shown(store, files, reveal, req.snippet_length)
     return _response(
         req, snapshot, roots, cells, hits, files, narrowings, stale, fill, unindexed, warnings,
         started, masking,
@@ -223,6 +222,7 @@ def _search(
     roots: list[Root],
     files: dict[str, tuple[str, int | None, int]],
     deadline: float,
+    masking: Shown,
 ) -> tuple[list[Cell], dict[str, Hit]]:
     cells: list[Cell] = []
     hits: dict[str, Hit] = {}
@@ -231,7 +231,7 @@ def _search(
     timed_out = False
     for matcher, narrowing in zip(matchers, narrowings, strict=True):
         h = matcher.hypothesis
-        results: dict[str, FileResult] = {}  # by blob: one verification per content
+        results: dict[Key, FileResult] = {}  # one verification per content (and language)
         candidates: set[str] | None = None  # None: every file (a scan)
         if matcher.error is None and narrowing.expression is not None and not timed_out:
             ids = trigram.candidate_ids(store, narrowing.expression)
@@ -250,7 +250,7 @@ def _search(
                 try:
                     timed_out = _run_cell(
                         cell, root, h, matcher, candidates, files, results, texts, hits, req,
-                        deadline,
+                        deadline, masking,
                     )  # fmt: skip
                 except Exception as exc:  # one cell's failure must not sink the others
                     cell.status, cell.reason = "error", f"{type(exc).__name__}: {exc}"
@@ -269,11 +269,12 @@ def _run_cell(
     matcher: Matcher,
     candidates: set[str] | None,
     files: dict[str, tuple[str, int | None, int]],
-    results: dict[str, FileResult],
+    results: dict[Key, FileResult],
     texts: Texts,
     hits: dict[str, Hit],
     req: Request,
     deadline: float,
+    masking: Shown,
 ) -> bool:
     """Verify one hypothesis over one root's candidates, in path order. True on timeout."""
     paths = root.files if candidates is None else [p for p in root.files if p in candidates]
@@ -284,11 +285,13 @@ def _run_cell(
             cell.reason = f"the time budget ran out after {i} of {len(paths)} candidate files"
             return True
         sha, text_id, _ = files[path]
-        result = results.get(sha)
+        key = masking.key(sha, path)
+        result = results.get(key)
         if result is None:
             text = texts.get(sha, text_id)
             result = matcher.scan(text, req.max_matches_per_file, req.snippet_length)
-            results[sha] = result
+            results[key] = masking.visible(result, key, text, matcher)
+            result = results[key]
         cell.searched_files += 1
         if result.limited and "maxMatchesPerFile" not in cell.limits:
             cell.limits.append("maxMatchesPerFile")
@@ -332,33 +335,6 @@ def _rank(hits: dict[str, Hit], req: Request) -> list[tuple[str, Hit, int]]:
         scored.append((path, hit, bounded))
     scored.sort(key=lambda s: (-len(s[1].lines), -len(s[1].roots), -s[2], s[0]))
     return scored
-
-
-class Shown:
-    """Excerpts as shown: a line holding (part of) a secret is re-cut from its masked form.
-    Secrets are found in the whole file (pix.output.mask), so a line inside a key shows too."""
-
-    def __init__(self, store: Store, files: dict, reveal: bool, snippet_length: int) -> None:
-        self.store, self.files, self.reveal = store, files, reveal
-        self.snippet_length = snippet_length
-        self.redactions = Redactions(reveal)
-
-    def excerpts(self, path: str, picked: list[tuple[str, Excerpt]]) -> list[dict]:
-        sha, text_id, _ = self.files[path]
-        masker = Masker(trigram.read_text(self.store, text_id, sha), language_for_path(path))
-        out = []
-        for hid, e in picked:
-            found = masker.secrets_in(e.line, e.line)
-            if found:
-                self.redactions.add(sha, found)
-                if not self.reveal:
-                    line = masker.masked[e.line - 1]
-                    column = masker.column(e.line, e.column)
-                    e = excerpt(line, column, e.line, self.snippet_length)
-            out.append(
-                {"hypothesis": hid, "line": e.line, "text": e.text, "truncated": e.truncated}
-            )
-        return out
 
 
 def _excerpts(hit: Hit, order: list[str]) -> list[tuple[str, Excerpt]]:

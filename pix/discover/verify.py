@@ -66,6 +66,10 @@ class Matcher:
         m = self.regex.search(text, pos, endpos)
         return None if m is None else m.span()
 
+    def matches(self, line: str) -> bool:
+        """Whether the hypothesis matches within this one line."""
+        return self.error is None and self._search(line, 0, len(line)) is not None
+
     def scan(self, text: str, max_lines: int, snippet_length: int) -> FileResult:
         """Matching lines of `text` (1-based), at most `max_lines`, with the first excerpts."""
         result = FileResult()

@@ -17,7 +17,7 @@ import bisect
 from collections.abc import Iterable
 from itertools import accumulate
 
-from pix.output.redact import find_secrets
+from pix.output.redact import Secret, find_secrets
 
 Occurrence = tuple[int, str]  # (index of the secret in its file, kind)
 
@@ -27,7 +27,10 @@ def placeholder(kind: str) -> str:
 
 
 class Masker:
-    def __init__(self, text: str, language: str | None = None) -> None:
+    def __init__(
+        self, text: str, language: str | None = None, secrets: list[Secret] | None = None
+    ) -> None:
+        self.chars = len(text)
         self.ends_with_newline = text.endswith("\n")
         lines = text.split("\n")
         if self.ends_with_newline:
@@ -35,7 +38,8 @@ class Masker:
         self.raw = lines
         self.masked = list(lines)
         self.found: dict[int, list[Occurrence]] = {}  # 0-based line -> secrets on it
-        secrets = find_secrets(text, language) if text else []
+        if secrets is None:  # a caller that already looked passes what it found
+            secrets = find_secrets(text, language) if text else []
         if not secrets:
             return
         starts = [0, *accumulate(len(line) + 1 for line in lines)]

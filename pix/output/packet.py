@@ -130,7 +130,7 @@ class _Selection:
         self.files, self.text_cost, self.newline = files, text_cost, newline
         self.ranges: dict[str, list[tuple[int, int]]] = {}
         self.blobs: dict[str, str] = {}
-        self.cut: dict[str, tuple[int, int]] = {}
+        self.cut: dict[str, tuple[int, int]] = {}  # path -> a cut chunk's (start, end)
         self._headers: dict[str, int] = {}
 
     def _header_cost(self, span: Span) -> int:
@@ -142,9 +142,9 @@ class _Selection:
     def spans_of(self, path: str, ranges: list[tuple[int, int]]) -> list[Span]:
         f, blob = self.files[path], self.blobs[path]
         merged = _merge(ranges)
-        cut = self.cut.get(path)
+        cut = self.cut.get(path)  # (first line, the cut chunk's own last line)
         spans = [
-            Span(path, blob, a, b, cut=cut is not None and a <= cut[0] and b == cut[1])
+            Span(path, blob, a, b, cut=cut is not None and a <= cut[0] <= b < cut[1])
             for a, b in merged
         ]
         whole = Span(path, blob, 1, len(f.lines), whole=True)
@@ -244,7 +244,7 @@ def select(
         best = _cut_to_fit(sel, c, budget)
         if best is not None:
             sel.ranges[c.path], used = best
-            sel.cut[c.path] = sel.ranges[c.path][-1]
+            sel.cut[c.path] = (c.start_line, c.end_line)
             holder_of_blob[c.blob] = c.path
             order[c.path] = min(order.get(c.path, c.rank), c.rank)
             taken.setdefault(c.path, []).append(c)
@@ -276,7 +276,7 @@ def _cut_to_fit(
     while lo <= hi:  # the cost grows with the lines kept: binary search the last that fits
         mid = (lo + hi) // 2
         ranges = [*sel.ranges.get(c.path, []), (c.start_line, c.start_line + mid - 1)]
-        sel.cut[c.path] = (c.start_line, c.start_line + mid - 1)
+        sel.cut[c.path] = (c.start_line, c.end_line)
         total = sel.total(c.path, ranges)
         if total <= budget:
             best, lo = (ranges, total), mid + 1
