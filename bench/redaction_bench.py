@@ -11,7 +11,9 @@ the language pix gives its path. Prints on stdout:
      source, from the path) to help judge it;
   3. the measurements behind redact._ENTROPY_BITS: the Shannon entropy of random strings of the
      alphabets secrets are made of, beside string literals of real code that pass every other
-     rule of the `secret` kind.
+     rule of the `secret` kind;
+  4. every quoted value with whitespace under a password name, masked as a passphrase or kept
+     as a message (redact._MESSAGE), so the line between the two can be judged.
 """
 
 from __future__ import annotations
@@ -136,6 +138,24 @@ def _share_row(label: str, values: list[str]) -> str:
     return f"| {label} | {len(values)} | {shares} |"
 
 
+def passphrase_report(names: list[str]) -> list[str]:
+    """Quoted values holding whitespace under a password name: passphrase (masked) or message."""
+    rows = ["| corpus | where | value | masked |", "|---|---|---|---|"]
+    for name in names:
+        for path, text, _ in tracked_texts(corpora.corpus(name)):
+            lowered = text.lower()
+            if len(lowered) != len(text) or "pass" not in lowered and "pwd" not in lowered:
+                continue
+            for m in redact._assignment_matches(text, lowered):
+                value = m["dq"] if m["dq"] is not None else m["sq"]
+                if m["pw"] is None or value is None or not any(c.isspace() for c in value):
+                    continue
+                line = text.count("\n", 0, m.start()) + 1
+                masked = redact._password_value(value, m["pw"], quoted=True)
+                rows.append(f"| {name} | `{path}:{line}` | `{value!r}` | {masked} |")
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpora", default=",".join(DEFAULT_CORPORA))
@@ -155,6 +175,10 @@ def main() -> None:
     print(f"Shannon entropy (bits/char) behind redact._ENTROPY_BITS = {redact._ENTROPY_BITS}:")
     print()
     print("\n".join(entropy_report(names)))
+    print()
+    print("Quoted values with whitespace under a password name (passphrase or message):")
+    print()
+    print("\n".join(passphrase_report(names)))
 
 
 if __name__ == "__main__":

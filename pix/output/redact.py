@@ -19,19 +19,25 @@ A span covers the secret value only; key names, URL schemes and PEM markers stay
     jwt                  eyJ<header>.eyJ<payload>.<signature>
     basic_auth           the base64 after `Basic ` when it decodes to user:password
     bearer_token         the token after `Bearer `: 16 or more token chars, letters and digits
-    connection_password  the password of scheme://user:password@host
-    password             a literal assigned to a password name: password, passwd, passphrase,
-                         pwd, pass, db_password, dbPassword, new_password1, "password": ...
+    connection_password  the password of scheme://user:password@host (up to the last @ before
+                         the host), of Password= / Pwd= in an ADO.NET or ODBC connection string
+                         and of password= in a JDBC or URL query (?user=u&password=...&)
+    password             a literal assigned to a password name (password, passwd, passphrase,
+                         pwd, pass, db_password, dbPassword, user_password_1, "password": ...,
+                         `password: &str =`), in <db-password>...</db-password>, --password=...,
+                         and in shell / Dockerfile PGPASSWORD=... cmd, ENV PASSWORD ...; a value
+                         with spaces only if quoted and not a message ("Enter your password:")
     secret               a random-looking literal assigned to a secret name (secret, token,
-                         credentials, api_key, access_key, private_key, client_secret,
-                         signing_key, ...): 16+ chars of base64 / hex / key punctuation with
-                         letters and digits, Shannon entropy >= 2.75 bits/char, and not a
-                         path, URL, dotted or word_like name, hash digest or format string
+                         credentials, api_key, access_key, client_secret, secret_key_base, ...):
+                         16+ chars of base64 / hex / key punctuation with letters and digits,
+                         Shannon entropy >= 2.75 bits/char, and not a path, URL, dotted or
+                         word_like name, hash digest or format string
 
 Only literals count: `password = get_password()`, `password=None`, `${DB_PASSWORD}`,
 `{{ password }}`, `%s`, `<password>`, `***` and empty strings are never masked. Unquoted values
 count only in config-style languages (yaml, toml, ini, cfg, properties, env, conf, text, shell,
-dockerfile), where a bare word is a string.
+dockerfile), where a bare word is a string, and in markdown's fenced blocks of those (```yaml,
+```sh, a bare ```); markdown prose outside fences stays as strict as code.
 """
 
 from __future__ import annotations
@@ -123,21 +129,24 @@ _TOKEN_RULES: tuple[_Rule, ...] = (
     _Rule("bearer_token", re.compile(
         r"(?<![A-Za-z0-9_])[Bb]earer[ \t]{1,8}(?P<v>[A-Za-z0-9._~+/-]{16,4096}={0,3})"
         r"(?![A-Za-z0-9._~+/=-])"), ("earer",), _mixed),
-    # Starting at the literal '://' keeps it fast; the user may be empty, the password not.
+    # Starting at the literal '://' keeps it fast; the user may be empty, the password not, and
+    # it runs to the last '@' before the host (p@ssword1@db): at most 128 steps back.
     _Rule("connection_password",
-          re.compile(r"://[^\s:/?#@'\"<>]{0,64}:(?P<v>[^\s/?#@'\"<>]{1,128})@"), ("://",),
+          re.compile(r"://[^\s:/?#@'\"<>]{0,64}:(?P<v>[^\s/?#'\"<>]{1,128})@"), ("://",),
           lambda value: not _is_placeholder(value)),
 )  # fmt: skip
 
-# A name ends where its keyword ends (two digits allowed: password2), so password_reset_url,
-# token_type and secret_hash are not secret names.
+# A name ends where its keyword ends (a number allowed: password2, user_password_1), so
+# password_reset_url, token_type and secret_hash are not secret names.
 _PASSWORD_NAMES = r"pass(?:word|wd|phrase)|(?<![a-z0-9])(?:pass|pwd)"
+_NUMBER_SUFFIX = r"(?:[_-]?[0-9]{1,2})?"
 _KEY_PREFIXES = r"(?:api|access|private|auth|secret|signing|encryption|master|client|app)[_-]?"
-_SECRET_NAMES = rf"secret|token|credentials?|{_KEY_PREFIXES}key"
-# =, :, :=, =>, and a typed `name: str = "..."`; never == (a comparison) or :: (a scope).
+_SECRET_NAMES = rf"secret|token|credentials?|{_KEY_PREFIXES}key(?:_base)?"  # Rails' key_base
+# =, :, :=, =>, and a typed `name: str = "..."` (Rust's `&'a str` too); never == (a
+# comparison) or :: (a scope).
 _OPERATOR = (
-    r"[ \t]{0,8}(?::=|=>|=(?![=>~])|:[ \t]{0,8}[a-z_][\w.\[\], |]{0,40}?[ \t]{0,8}=(?![=>])"
-    r"|:(?![:=]))[ \t]{0,8}"
+    r"[ \t]{0,8}(?::=|=>|=(?![=>~])|:[ \t]{0,8}(?:&(?:'[a-z_]{1,20}[ \t]{1,4})?)?"
+    r"[a-z_][\w.\[\], |]{0,40}?[ \t]{0,8}=(?![=>])|:(?![:=]))[ \t]{0,8}"
 )
 # Possessive runs ({m,n}+): giving back characters can never find the closing quote or the
 # end of line, and would cost 256 steps per `password=password=...` hit.
@@ -148,7 +157,7 @@ _VALUE = (
     r"|(?P<bare>[^\s\"'`,;#]{1,256}+)(?=[ \t]{0,64}(?:[#;][^\n]{0,1000})?\r?$))"  # word, EOL
 )
 _ASSIGNMENT = re.compile(
-    rf"(?:(?P<pw>{_PASSWORD_NAMES})|(?P<sec>{_SECRET_NAMES}))[0-9]{{0,2}}(?![a-z0-9_.-])"
+    rf"(?:(?P<pw>{_PASSWORD_NAMES})|(?P<sec>{_SECRET_NAMES})){_NUMBER_SUFFIX}(?![a-z0-9_.-])"
     r"[\"'`]?\]?"  # the end of a quoted key or a subscript: "password": / ['password'] =
     + _OPERATOR
     + _VALUE,
@@ -177,10 +186,53 @@ _HASH_PREFIX = re.compile(r"(?:sha\d{0,3}|md5|blake2[bs]?)[:-]", re.IGNORECASE)
 # myapp.tokens.TokenGenerator, settings.SECRET_KEY: a reference, not a value.
 _DOTTED_NAME = re.compile(r"[A-Za-z_][\w-]{0,100}(?:\.[A-Za-z_][\w-]{0,100}){1,20}")
 # /etc/app/key, ./secrets, ~/.token, C:\keys, token.json: where a secret lives, not it.
-_PATH_LIKE = re.compile(r"[./~]|[A-Za-z]:\\|.{0,256}\.[a-z]{1,5}$")
+_PATH_LIKE = re.compile(r"[.~]|[A-Za-z]:\\|.{0,256}\.[a-z]{1,5}$")
+# Base64 starts with '/' too (/Jalr+K7MDENG=); every piece of a path's /, _, ., - split is a
+# word (home, Users, v2, SSL, oAuthToken), where base64 has capitals side by side.
+_PATH_SPLIT = re.compile(r"[/_.-]+")
+_PATH_PIECE = re.compile(r"[A-Z]?[a-z0-9]*+(?:[A-Z][a-z0-9]++)*+|[A-Z0-9]*+")
 # test-token-value-123, MY_SECRET_2: runs of one case or digits between separators.
 _WORD = r"(?:[a-z]{1,256}|[A-Z]{1,256}|[0-9]{1,256})"
 _WORD_LIKE = re.compile(rf"{_WORD}(?:[_.:-]{_WORD}){{1,64}}")
+# "Enter your password:", "Passwords don't match.\n": a prompt or message under a password
+# name; a passphrase (correct horse battery staple) has none of these and at most 6 words.
+_MESSAGE = re.compile(r"(?i)[:?.]$|[%{\\]|passw|n't|\b(?:enter|your|please|invalid|incorrect"
+                      r"|wrong|must|not|confirm|match|required)\b")  # fmt: skip
+
+# Password forms other than `name = value`; group 'v' is the value, 'pw' the name's keyword.
+# Each needs one of these first (Dockerfile's `ENV PASS x` aside): code says `pass` a lot.
+_PASSWORD_HINT = re.compile(r"passw|passp|pwd|pass[_-]?[0-9]{0,2}=")
+_PASSWORD_NAME = rf"[\w-]{{0,40}}?(?P<pw>{_PASSWORD_NAMES}){_NUMBER_SUFFIX}"
+# Server=db;User Id=sa;Password=X; (ADO.NET, ODBC), ?user=u&password=X& (JDBC, URLs): the name
+# in lower-cased text (8x faster than a case-blind pattern), then the ; ? & or quote before it.
+_KEY_VALUE_NAME = re.compile(r"(?P<pw>pass(?:word|wd)|pwd)[ \t]{0,8}=[ \t]{0,8}")
+_KEY_VALUE_LEAD = re.compile(r"[?&;\"'][ \t]{0,8}\Z")
+_KEY_VALUE = re.compile(r"[^\s;&'\"<>()=][^\s;&'\"<>()]{0,127}+(?![^\s;&'\"])")
+# A ;-separated list is a connection string when it also names a server, user or database.
+_CONNECTION_KEY = re.compile(
+    r"(?i)(?<![\w-])(?:server|data source|host|address|uid|user(?: ?id|name)?|database|dbname"
+    r"|initial catalog|dsn|driver)[ \t]{0,8}="
+)
+# <password>X</password>, <db-password>, <keyStorePassword>: an element holding a password.
+_XML_PASSWORD = re.compile(r"(?i)<(?P<tag>[\w.:-]{0,40}?(?P<pw>pass(?:word|wd|phrase)|pwd))>"
+                           r"(?P<v>[^<>\n]{1,256}+)</(?P=tag)>")  # fmt: skip
+# mysql --password=X appdb (in any language: argv lists, docs); a shell word ends at a space.
+_SHELL_WORD = r"(?P<v>[^\s'\"`;&|<>()]{1,128}+)(?![^\s'\"`;&|])"
+_FLAG_PASSWORD = re.compile(rf"--(?<![\w-]--){_PASSWORD_NAME}={_SHELL_WORD}", re.IGNORECASE)
+# PGPASSWORD=X psql ..., ENV DB_PASSWORD=X: an assignment before a command (shell, Dockerfile).
+_ENV_PASSWORD = re.compile(rf"(?<![^\s;&|(]){_PASSWORD_NAME}={_SHELL_WORD}", re.IGNORECASE)
+# Dockerfile's older form, ENV DB_PASSWORD X: the value is the rest of the line, quotes off.
+_DOCKER_ENV = re.compile(rf"(?im)^[ \t]*ENV[ \t]+{_PASSWORD_NAME}[ \t]+[\"']?"
+                         r"(?P<v>[^\s=\"'][^\n\"']{0,255}?)[\"']?[ \t]*\r?$")  # fmt: skip
+# ```yaml ... ``` in markdown: a fenced block reads as the file it shows, by its info string.
+# Its body runs line by line up to a line opening with its fence (or to the end, left open).
+_FENCED_BLOCK = re.compile(r"(?m)^[ \t]{0,3}(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\s`]*)[^\n]*\n"
+                           r"(?P<body>(?:(?![ \t]{0,3}(?P=fence))[^\n]*+(?:\n|\Z))*+)"
+                           r"(?:[ \t]{0,3}(?P=fence)[^\n]*)?")  # fmt: skip
+# Other info strings name the language itself: yaml, ini, toml, env, shell, dockerfile.
+_FENCE_ALIASES = dict.fromkeys(("sh", "bash", "zsh", "console"), "shell") | {
+    "": "text", "txt": "text", "yml": "yaml", "dotenv": "env", "docker": "dockerfile"
+}  # fmt: skip
 
 # PEM, PKCS#8, OpenSSH and PGP markers; what lies between them is masked, not the markers.
 _KEY_BEGIN = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
@@ -202,8 +254,12 @@ def find_secrets(text: str, language: str | None = None) -> list[Secret]:
     longest). `language` is pix's language name for the file (e.g. 'python', 'yaml', 'toml',
     'ini', 'json', 'text', 'markdown', 'shell', None when unknown); it only widens what counts
     as an assigned value (unquoted values allowed in config-style files)."""
-    found = [*_private_keys(text), *_tokens(text)]
-    found.extend(_assignments(text, language in _CONFIG_LANGUAGES))
+    found = [*_private_keys(text), *_tokens(text), *_literals(text, language)]
+    for block in _FENCED_BLOCK.finditer(text) if language == "markdown" else ():
+        info, at = block["info"].lower(), block.start("body")
+        if (fenced := _FENCE_ALIASES.get(info, info)) in _CONFIG_LANGUAGES:
+            secrets = _literals(block["body"], fenced)
+            found.extend(Secret(s.start + at, s.end + at, s.kind) for s in secrets)
     found.sort(key=lambda s: (s.start, s.start - s.end, _PRIORITY[s.kind]))
     kept: list[Secret] = []
     for secret in found:
@@ -227,7 +283,7 @@ def _looks_random(value: str, min_bits: float = _ENTROPY_BITS) -> bool:
         and _SECRET_CHARS.fullmatch(value) is not None
         and not _HASH_PREFIX.match(value)
         and not _is_placeholder(value)
-        and not _PATH_LIKE.match(value)
+        and not _path_like(value)
         and not _DOTTED_NAME.fullmatch(value)
         and not _WORD_LIKE.fullmatch(value)
         and _shannon_entropy(value) >= min_bits
@@ -254,8 +310,51 @@ def _is_placeholder(value: str) -> bool:
     )
 
 
-def _assignments(text: str, bare_ok: bool) -> Iterator[Secret]:
-    for m in _assignment_matches(text):
+def _path_like(value: str) -> bool:
+    if value.startswith("/"):
+        return all(_PATH_PIECE.fullmatch(piece) for piece in _PATH_SPLIT.split(value))
+    return _PATH_LIKE.match(value) is not None
+
+
+def _password_value(value: str, name: str, quoted: bool) -> bool:
+    """Whether a value under a password name (its keyword `name`) is a literal password."""
+    if not value or _is_placeholder(value) or value.lower() == name.lower():
+        return False  # PASSWORD = "password" names a field
+    if any(c.isspace() for c in value):  # a passphrase, or a prompt / message about one
+        words = value.split()
+        return quoted and len(words) <= 6 and not _MESSAGE.search(" ".join(words))
+    if name.lower() == "pwd" and _path_like(value):
+        return False  # PWD=/home/me is the working directory
+    return quoted or _plain_word(value)
+
+
+def _literals(text: str, language: str | None) -> Iterator[Secret]:
+    """Values given to a password or secret name, in every form `language` allows."""
+    lowered = text.lower()
+    if len(lowered) != len(text):  # 'İ' lower-cases to two characters: keep offsets aligned
+        lowered = "".join(c if len(c.lower()) > 1 else c.lower() for c in text)
+    yield from _assignments(text, lowered, language in _CONFIG_LANGUAGES)
+    if language != "dockerfile" and not _PASSWORD_HINT.search(lowered):
+        return
+    for m in _KEY_VALUE_NAME.finditer(lowered):
+        lead = _KEY_VALUE_LEAD.search(lowered, max(0, m.start() - 9), m.start())
+        value = _KEY_VALUE.match(text, m.end())
+        if lead is None or value is None or not _password_value(value[0], m["pw"], False):
+            continue
+        near = _CONNECTION_KEY.search(text, max(0, m.start() - 200), m.end() + 200)
+        if lead[0][0] in "?&" or near:  # a ;-list needs Server= or User Id= near it
+            yield Secret(*value.span(), "connection_password")
+    rules = [(_XML_PASSWORD, True), (_FLAG_PASSWORD, False)]
+    rules += [(_ENV_PASSWORD, False)] if language in ("shell", "dockerfile") else []
+    rules += [(_DOCKER_ENV, True)] if language == "dockerfile" else []
+    for pattern, literal in rules:  # a literal value may hold spaces: <password>a b</password>
+        for m in pattern.finditer(text):
+            if _password_value(m["v"], m["pw"], quoted=literal):
+                yield Secret(m.start("v"), m.end("v"), "password")
+
+
+def _assignments(text: str, lowered: str, bare_ok: bool) -> Iterator[Secret]:
+    for m in _assignment_matches(text, lowered):
         group = next(g for g in ("dq", "sq", "bq", "bare") if m[g] is not None)
         value = m[group]
         if group == "bare" and not (bare_ok and _plain_word(value)):
@@ -263,13 +362,8 @@ def _assignments(text: str, bare_ok: bool) -> Iterator[Secret]:
         if "f" in (m["prefix"] or "").lower() or not value or _is_placeholder(value):
             continue  # an f-string is a template
         if m["pw"] is not None:
-            name = m["pw"].lower()
-            # PASSWORD = "password" names a field; PWD=/home/me is the working directory.
-            if any(c.isspace() for c in value) or value.lower() == name:
-                continue
-            if name == "pwd" and _PATH_LIKE.match(value):
-                continue
-            yield Secret(m.start(group), m.end(group), "password")
+            if _password_value(value, m["pw"], quoted=group != "bare"):
+                yield Secret(m.start(group), m.end(group), "password")
         elif _looks_random(value):
             # The name left of its keyword: a publicKeyToken is published on purpose.
             left = _NAME_LEFT.search(text, max(0, m.start() - 40), m.start())
@@ -277,11 +371,7 @@ def _assignments(text: str, bare_ok: bool) -> Iterator[Secret]:
                 yield Secret(m.start(group), m.end(group), "secret")
 
 
-def _assignment_matches(text: str) -> Iterator[re.Match[str]]:
-    lowered = text.lower()
-    if len(lowered) != len(text):  # a few characters lower-case to two; offsets would drift
-        yield from _ASSIGNMENT.finditer(text)
-        return
+def _assignment_matches(text: str, lowered: str) -> Iterator[re.Match[str]]:
     # Finding the name cores case-sensitively in lower-cased text, then matching only there,
     # is ~10x faster than running the case-insensitive pattern at every position.
     done = 0
