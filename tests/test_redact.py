@@ -11,7 +11,7 @@ import hashlib
 
 import pytest
 
-from pix.output.redact import KINDS, Secret, find_secrets
+from pix.output.redact import KINDS, Secret, find_secrets, has_private_key, may_hold_secret
 
 
 def found(text: str, language: str | None = None) -> list[tuple[str, str]]:
@@ -415,3 +415,22 @@ def test_offsets_survive_text_whose_lower_case_is_longer() -> None:
 def test_format_embedded_in_longer_blob_is_not_a_token() -> None:
     blob = _b64(b"x", 30) + AWS + _b64(b"y", 30)
     assert found(f'integrity = "sha512-{blob}"', "json") == []
+
+
+@pytest.mark.parametrize(("text", "language", "kind", "value"), POSITIVE + MORE_POSITIVE)
+def test_the_cheap_line_test_never_misses_a_line_holding_a_secret(text, language, kind, value):
+    # pix discover skips the full search when no matched line passes may_hold_secret: every
+    # line that any secret touches must pass it (private keys, which span lines, aside)
+    assert not has_private_key(text)
+    starts = [0, *(i + 1 for i, c in enumerate(text) if c == "\n")]
+    for secret in find_secrets(text, language):
+        for number, start in enumerate(starts):
+            end = starts[number + 1] - 1 if number + 1 < len(starts) else len(text)
+            if start < secret.end and secret.start < end:
+                assert may_hold_secret(text[start:end]), (kind, text[start:end])
+
+
+def test_the_cheap_line_test_passes_ordinary_lines_by():
+    for line in ("def __init__(self, items):", "raise ValueError(msg)", "x = 0x1F2E", "# TODO"):
+        assert not may_hold_secret(line)
+    assert has_private_key("-----BEGIN RSA " + "PRIVATE KEY-----")

@@ -14,7 +14,7 @@ from pix.discover import trigram
 from pix.discover.verify import Excerpt, FileResult, Matcher, excerpt
 from pix.ingest.chunk import language_for_path
 from pix.output.mask import Masker, Redactions
-from pix.output.redact import find_secrets
+from pix.output.redact import find_secrets, has_private_key, may_hold_secret
 from pix.store.db import Store
 
 Key = tuple[str, str | None]  # (blob, language): one content may be config at one path only
@@ -49,6 +49,10 @@ class Shown:
         """`result` without the lines that match only inside a secret."""
         if self.reveal or not result.lines:
             return result
+        if not has_private_key(text):  # the whole-file search only where it can matter
+            lines = text.split("\n")
+            if not any(may_hold_secret(lines[n - 1]) for n in result.lines):
+                return result
         masker = self.masker(key, text)
         if masker is None:
             return result

@@ -249,6 +249,21 @@ _KEY_GLUE = re.compile(r"(?:\\[nr]|[\s\"'+,]){0,1000}")
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/=]{16}")
 
 
+_NEEDLES = tuple(needle for rule in _TOKEN_RULES for needle in rule.needles)
+
+
+def may_hold_secret(line: str) -> bool:
+    """False only when no secret can overlap this line, unless it lies inside a private key
+    (see `has_private_key`): every other rule needs a token needle or a name core on the line
+    of its value. A cheap test before the full search, for callers that look at few lines."""
+    return _NAME_CORE.search(line.lower()) is not None or any(n in line for n in _NEEDLES)
+
+
+def has_private_key(text: str) -> bool:
+    """Whether `text` holds a private key marker: the one secret that spans lines."""
+    return "PRIVATE KEY" in text
+
+
 def find_secrets(text: str, language: str | None = None) -> list[Secret]:
     """Non-overlapping secrets sorted by start (on overlap keep the earliest start, then the
     longest). `language` is pix's language name for the file (e.g. 'python', 'yaml', 'toml',
