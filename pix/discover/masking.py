@@ -28,6 +28,8 @@ class Shown:
         # files with a match: their Masker, or None when they hold no secret (most files;
         # keeping only the few with secrets bounds memory on a broad regex over every file)
         self._maskers: dict[Key, Masker | None] = {}
+        # matched lines that may hold a secret: only their excerpts need the full search
+        self._risky: dict[Key, set[int]] = {}
 
     @staticmethod
     def key(sha: str, path: str) -> Key:
@@ -46,13 +48,18 @@ class Shown:
         return next(text_id for s, text_id, _ in self.files.values() if s == sha)
 
     def visible(self, result: FileResult, key: Key, text: str, matcher: Matcher) -> FileResult:
-        """`result` without the lines that match only inside a secret."""
-        if self.reveal or not result.lines:
+        """`result` without the lines that match only inside a secret (all of it when the
+        owner reveals secrets; its risky lines are noted either way, for the excerpts)."""
+        if not result.lines:
             return result
-        if not has_private_key(text):  # the whole-file search only where it can matter
+        if has_private_key(text):
+            risky = set(result.lines)
+        else:  # the whole-file search only where it can matter
             lines = text.split("\n")
-            if not any(may_hold_secret(lines[n - 1]) for n in result.lines):
-                return result
+            risky = {n for n in result.lines if may_hold_secret(lines[n - 1])}
+        self._risky.setdefault(key, set()).update(risky)
+        if self.reveal or not risky:
+            return result
         masker = self.masker(key, text)
         if masker is None:
             return result
@@ -71,7 +78,9 @@ class Shown:
 
     def excerpts(self, path: str, picked: list[tuple[str, Excerpt]]) -> list[dict]:
         sha = self.files[path][0]
-        masker = self.masker(self.key(sha, path))
+        key = self.key(sha, path)
+        risky = self._risky.get(key, set())
+        masker = self.masker(key) if any(e.line in risky for _, e in picked) else None
         out = []
         for hid, e in picked:
             found = masker.secrets_in(e.line, e.line) if masker else set()
