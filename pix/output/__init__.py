@@ -1,1 +1,2 @@
-"""Output: the character budget, text rendering and the clipboard."""
+"""Output: the character budget, text rendering, the clipboard, context packets (packet, tokens)
+and secret masking (redact finds secrets, mask hides them line by line)."""
