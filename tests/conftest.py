@@ -23,6 +23,23 @@ GIT_ENV = {
 }
 
 
+# Two small modules (and a question for the first) that several test files index.
+GEOMETRY = '''def circle_area(radius):
+    """Area of a circle of the given radius."""
+    return 3.14159 * radius * radius
+
+
+def rectangle_area(width, height):
+    """Area of a rectangle."""
+    return width * height
+'''
+GREETING = '''def greet(name):
+    """Say hello to a person by name."""
+    return f"hello {name}"
+'''
+AREA = "area of a circle"
+
+
 def git(repo: Path, *args: str) -> str:
     done = subprocess.run(
         ["git", "-C", str(repo), *args],

@@ -15,7 +15,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import referencing
-from conftest import git, indexed_repo, pix, pix_json
+from conftest import AREA, GEOMETRY, GREETING, git, indexed_repo, pix, pix_json
 
 from pix import alias
 from pix.errors import UsageError
@@ -23,25 +23,11 @@ from pix.store import open_store
 
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schema"
 
-GEOMETRY = '''def circle_area(radius):
-    """Area of a circle of the given radius."""
-    return 3.14159 * radius * radius
-
-
-def rectangle_area(width, height):
-    """Area of a rectangle."""
-    return width * height
-'''
-GREETING = '''def greet(name):
-    """Say hello to a person by name."""
-    return f"hello {name}"
-'''
 NOTES = """# Notes
 
 The geometry module computes areas of circles and rectangles.
 """
 FILES = {"shapes/geometry.py": GEOMETRY, "hello.py": GREETING, "docs/notes.md": NOTES}
-AREA = "area of a circle"
 
 
 @pytest.fixture(scope="module")

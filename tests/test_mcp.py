@@ -17,32 +17,18 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import GIT_ENV, indexed_repo, pix, write
+from conftest import AREA, GEOMETRY, GIT_ENV, GREETING, indexed_repo, pix, write
 from mcp import Client, StdioServerParameters
 
 from pix import alias
 from pix.mcp import DEFAULT_MAX_CHARACTERS
 
-GEOMETRY = '''def circle_area(radius):
-    """Area of a circle of the given radius."""
-    return 3.14159 * radius * radius
-
-
-def rectangle_area(width, height):
-    """Area of a rectangle."""
-    return width * height
-'''
-GREETING = '''def greet(name):
-    """Say hello to a person by name."""
-    return f"hello {name}"
-'''
 # Longer than the default budget, so the budget has something to cut.
 LOG = "# Station log\n\n" + "".join(
     f"Reading {i}: the weather station recorded rainfall and wind speed at noon.\n"
     for i in range(320)
 )
 FILES = {"shapes/geometry.py": GEOMETRY, "hello.py": GREETING, "docs/station_log.md": LOG}
-AREA = "area of a circle"
 RAIN = "weather station rainfall readings"
 
 ANNOTATIONS = {  # tool: (readOnlyHint, destructiveHint, idempotentHint)
