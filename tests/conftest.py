@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -38,6 +39,76 @@ GREETING = '''def greet(name):
     return f"hello {name}"
 '''
 AREA = "area of a circle"
+# A small code corpus the query tests share: tables (the Celsius converter last), weather, mail.
+TABLES = '''def parse_csv_rows(handle, delimiter=","):
+    """Read rows of comma separated values from an open text handle."""
+    rows = []
+    for number, line in enumerate(handle):
+        line = line.rstrip("\\n")
+        if not line or line.startswith("#"):
+            continue
+        fields = [field.strip() for field in line.split(delimiter)]
+        if len(fields) < 2:
+            raise ValueError(f"line {number}: expected at least two fields")
+        rows.append(fields)
+    return rows
+
+
+def summarize_columns(rows):
+    """Count distinct values per column of a parsed table."""
+    counts = {}
+    for row in rows:
+        for index, value in enumerate(row):
+            counts.setdefault(index, set()).add(value)
+    return {index: len(values) for index, values in counts.items()}
+
+
+def render_table(rows, width=12):
+    """Format a table of rows as fixed width text for a terminal."""
+    out = []
+    for row in rows:
+        out.append(" | ".join(str(cell).ljust(width) for cell in row))
+    return "\\n".join(out)
+
+
+def convert_celsius_to_fahrenheit(celsius):
+    """Convert a temperature in degrees Celsius to degrees Fahrenheit."""
+    fahrenheit = celsius * 9 / 5 + 32
+    if fahrenheit < -459.67:
+        raise ValueError("temperature below absolute zero")
+    return round(fahrenheit, 2)
+'''
+
+WEATHER = '''def average_temperature(readings):
+    """Mean of the temperature readings of one weather station, in degrees Celsius."""
+    values = [r for r in readings if r is not None]
+    if not values:
+        raise ValueError("no temperature readings")
+    return sum(values) / len(values)
+
+
+def hottest_day(days):
+    """The day with the highest temperature reading."""
+    return max(days, key=lambda day: day.temperature)
+'''
+
+MAILER = '''import smtplib
+
+
+def send_welcome_email(address, name):
+    """Send the welcome message to a newly registered user over SMTP."""
+    body = f"Hello {name}, welcome aboard."
+    with smtplib.SMTP("localhost") as server:
+        server.sendmail("noreply@example.invalid", [address], body)
+    return True
+'''
+
+
+def clipboard(tmp_path: Path) -> tuple[dict, Path]:
+    """A fake clipboard: PIX_CLIPBOARD set to a command that writes stdin to a file."""
+    target = tmp_path / "clipboard.txt"
+    command = f"sh -c {shlex.quote('cat > ' + shlex.quote(str(target)))}"
+    return {"PIX_CLIPBOARD": command}, target
 
 
 def git(repo: Path, *args: str) -> str:
@@ -67,14 +138,19 @@ def commit(repo: Path, message: str = "change") -> str:
     return git(repo, "rev-parse", "HEAD")
 
 
-def indexed_repo(base: Path, files: dict[str, str | bytes], embedder) -> tuple[Path, Path]:
-    """A git repository of `files` (one commit) in base/repo, indexed into base/index.db: what
-    a module-scoped fixture shares among its tests."""
-    root = base / "repo"
-    root.mkdir()
+def new_repo(root: Path, files: dict[str, str | bytes]) -> Path:
+    """A git repository at `root` with one commit of `files`."""
+    root.mkdir(parents=True, exist_ok=True)
     git(root, "init", "-q", "-b", "main")
     write(root, files)
     commit(root, "initial")
+    return root
+
+
+def indexed_repo(base: Path, files: dict[str, str | bytes], embedder) -> tuple[Path, Path]:
+    """A git repository of `files` (one commit) in base/repo, indexed into base/index.db: what
+    a module-scoped fixture shares among its tests."""
+    root = new_repo(base / "repo", files)
     db = base / "index.db"
     index_repository(str(root), str(db), embedder=embedder)
     return root, db

@@ -380,24 +380,24 @@ def test_trigram_rows_follow_blobs_and_are_filled_for_old_blobs(repo, monkeypatc
     assert [c["path"] for c in r["candidates"]] == [
         "tests/test_store.py", "app/store.py", "docs/sessions.md",
     ]  # fmt: skip
-    store = open_store(db, create=False)
-    try:
-        conn = store.conn
-        assert conn.execute("SELECT count(*) FROM blob_text").fetchone()[0] == 3
-        conn.execute("INSERT INTO blob_trigram(blob_trigram, rank) VALUES ('integrity-check', 1)")
-    finally:
-        store.close()
+    assert texts_and_trigrams_agree(db) == 3
     # pix gc drops a blob's text and trigrams with it
     write(repo, {"app/store.py": "changed\n"})
     from pix.index import index_repository
 
     index_repository(str(repo), embed=False)
     gc(str(repo))
+    assert texts_and_trigrams_agree(db) == 3
+
+
+def texts_and_trigrams_agree(db) -> int:
+    """How many file texts the database holds, after FTS5 checked its trigram index
+    against them (the integrity-check command raises on any difference)."""
     store = open_store(db, create=False)
     try:
         conn = store.conn
-        assert conn.execute("SELECT count(*) FROM blob_text").fetchone()[0] == 3
         conn.execute("INSERT INTO blob_trigram(blob_trigram, rank) VALUES ('integrity-check', 1)")
+        return conn.execute("SELECT count(*) FROM blob_text").fetchone()[0]
     finally:
         store.close()
 

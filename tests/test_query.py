@@ -24,7 +24,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import commit, git, pix, write
+from conftest import MAILER, TABLES, commit, git, new_repo, pix, write
 
 from pix.errors import NotIndexedError, UsageError
 from pix.index import index_repository
@@ -36,45 +36,6 @@ ERROR_SCHEMA = json.loads((SCHEMA_DIR / "error.v1.json").read_text(encoding="utf
 MARKER = "[...]"
 CHUNK_ONLY_KEYS = {"startLine", "endLine", "context", "kind", "symbol"}
 FILE_RESULT_KEYS = {"path", "score", "rel", "citation", "text", "truncated", "role", "explain"}
-
-TABLES = '''def parse_csv_rows(handle, delimiter=","):
-    """Read rows of comma separated values from an open text handle."""
-    rows = []
-    for number, line in enumerate(handle):
-        line = line.rstrip("\\n")
-        if not line or line.startswith("#"):
-            continue
-        fields = [field.strip() for field in line.split(delimiter)]
-        if len(fields) < 2:
-            raise ValueError(f"line {number}: expected at least two fields")
-        rows.append(fields)
-    return rows
-
-
-def summarize_columns(rows):
-    """Count distinct values per column of a parsed table."""
-    counts = {}
-    for row in rows:
-        for index, value in enumerate(row):
-            counts.setdefault(index, set()).add(value)
-    return {index: len(values) for index, values in counts.items()}
-
-
-def render_table(rows, width=12):
-    """Format a table of rows as fixed width text for a terminal."""
-    out = []
-    for row in rows:
-        out.append(" | ".join(str(cell).ljust(width) for cell in row))
-    return "\\n".join(out)
-
-
-def convert_celsius_to_fahrenheit(celsius):
-    """Convert a temperature in degrees Celsius to degrees Fahrenheit."""
-    fahrenheit = celsius * 9 / 5 + 32
-    if fahrenheit < -459.67:
-        raise ValueError("temperature below absolute zero")
-    return round(fahrenheit, 2)
-'''
 
 
 def _humidity(i: int) -> str:
@@ -106,16 +67,6 @@ def polygon_perimeter(points):
     return sum(dist(a, b) for a, b in zip(points, points[1:] + points[:1]))
 '''
 
-MAILER = '''import smtplib
-
-
-def send_welcome_email(address, name):
-    """Send the welcome message to a newly registered user over SMTP."""
-    body = f"Hello {name}, welcome aboard."
-    with smtplib.SMTP("localhost") as server:
-        server.sendmail("noreply@example.invalid", [address], body)
-    return True
-'''
 
 RUNBOOK = "".join(
     f"step {i}: drain the message queue worker before rotating its log, then restart job {i}\n"
@@ -142,14 +93,6 @@ QUERIES = (CELSIUS, HUMIDITY, POLYGON, RUNBOOK_Q)
 
 
 # -- fixtures and helpers ----------------------------------------------------------------------
-
-
-def new_repo(root: Path, files: dict[str, str]) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    git(root, "init", "-q", "-b", "main")
-    write(root, files)
-    commit(root, "initial")
-    return root
 
 
 @pytest.fixture(scope="module")

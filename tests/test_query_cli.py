@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 import sqlite3
 from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import commit, git, pix, pix_json, write
+from conftest import MAILER, TABLES, WEATHER, clipboard, new_repo, pix, pix_json
 
 from pix.index import index_repository
 
@@ -24,59 +23,6 @@ RESPONSE_SCHEMA = json.loads((SCHEMA_DIR / "query-response.v1.json").read_text(e
 ERROR_SCHEMA = json.loads((SCHEMA_DIR / "error.v1.json").read_text(encoding="utf-8"))
 EXIT_FOR_CODE = {"unexpected": 1, "bad_input": 2, "not_indexed": 3, "unusable_database": 4}
 
-TABLES = '''def parse_csv_rows(handle, delimiter=","):
-    """Read rows of comma separated values from an open text handle."""
-    rows = []
-    for number, line in enumerate(handle):
-        line = line.rstrip("\\n")
-        if not line or line.startswith("#"):
-            continue
-        fields = [field.strip() for field in line.split(delimiter)]
-        if len(fields) < 2:
-            raise ValueError(f"line {number}: expected at least two fields")
-        rows.append(fields)
-    return rows
-
-
-def render_table(rows, width=12):
-    """Format a table of rows as fixed width text for a terminal."""
-    out = []
-    for row in rows:
-        out.append(" | ".join(str(cell).ljust(width) for cell in row))
-    return "\\n".join(out)
-
-
-def convert_celsius_to_fahrenheit(celsius):
-    """Convert a temperature in degrees Celsius to degrees Fahrenheit."""
-    fahrenheit = celsius * 9 / 5 + 32
-    if fahrenheit < -459.67:
-        raise ValueError("temperature below absolute zero")
-    return round(fahrenheit, 2)
-'''
-
-WEATHER = '''def average_temperature(readings):
-    """Mean of the temperature readings of one weather station, in degrees Celsius."""
-    values = [r for r in readings if r is not None]
-    if not values:
-        raise ValueError("no temperature readings")
-    return sum(values) / len(values)
-
-
-def hottest_day(days):
-    """The day with the highest temperature reading."""
-    return max(days, key=lambda day: day.temperature)
-'''
-
-MAILER = '''import smtplib
-
-
-def send_welcome_email(address, name):
-    """Send the welcome message to a newly registered user over SMTP."""
-    body = f"Hello {name}, welcome aboard."
-    with smtplib.SMTP("localhost") as server:
-        server.sendmail("noreply@example.invalid", [address], body)
-    return True
-'''
 
 FILES = {"src/tables.py": TABLES, "src/weather.py": WEATHER, "src/mailer.py": MAILER}
 CELSIUS = "convert celsius to fahrenheit"
@@ -85,23 +31,16 @@ HEADER = re.compile(r"^── (?P<path>[^\s:]+)(?::(?P<start>\d+)-(?P<end>\d+))?
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory, embedder) -> Path:
-    root = tmp_path_factory.mktemp("cli") / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    write(root, FILES)
-    commit(root, "initial")
+    root = new_repo(tmp_path_factory.mktemp("cli") / "repo", FILES)
     index_repository(str(root), embedder=embedder)
     return root
 
 
 @pytest.fixture(scope="module")
 def unindexed(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("cli") / "unindexed"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    write(root, {"a.py": "def a():\n    return 1\n"})
-    commit(root, "initial")
-    return root
+    return new_repo(
+        tmp_path_factory.mktemp("cli") / "unindexed", {"a.py": "def a():\n    return 1\n"}
+    )
 
 
 def run(*args: str, cwd: Path, stdin: str | None = None, env: dict | None = None):
@@ -129,12 +68,6 @@ def expected_header_prefix(result: dict, mode: str) -> str:
     return f"── {result['path']}:{result['startLine']}-{result['endLine']}  score "
 
 
-def clipboard(tmp_path: Path) -> tuple[dict, Path]:
-    target = tmp_path / "clipboard.txt"
-    command = f"sh -c {shlex.quote('cat > ' + shlex.quote(str(target)))}"
-    return {"PIX_CLIPBOARD": command}, target
-
-
 # -- human output ------------------------------------------------------------------------------
 
 
@@ -148,8 +81,13 @@ def test_text_output_has_a_path_and_line_header_per_chunk(repo):
         assert line.startswith(expected_header_prefix(result, "chunk")), line
         assert HEADER.match(line)
     first = response["results"][0]
-    assert (first["path"], first["startLine"], first["endLine"]) == ("src/tables.py", 23, 28)
-    assert lines[0].startswith("── src/tables.py:23-28  score ")
+    start = TABLES.split("\n").index("def convert_celsius_to_fahrenheit(celsius):") + 1
+    assert (first["path"], first["startLine"], first["endLine"]) == (
+        "src/tables.py",
+        start,
+        start + 5,
+    )
+    assert lines[0].startswith(f"── src/tables.py:{start}-{start + 5}  score ")
     # The chunk text follows its header, verbatim.
     assert first["text"] in out
     assert out.index(lines[0]) < out.index(first["text"]) < out.index(lines[1])
@@ -412,13 +350,8 @@ def places(repo, unindexed, tmp_path_factory) -> dict[str, Path]:
     out = {"repo": repo, "unindexed": unindexed}
 
     def repo_with_db(name: str) -> Path:
-        root = base / name
-        root.mkdir()
-        git(root, "init", "-q", "-b", "main")
-        write(root, {"a.py": "def a():\n    return 1\n"})
-        commit(root, "initial")
-        out[name] = root
-        return root
+        out[name] = new_repo(base / name, {"a.py": "def a():\n    return 1\n"})
+        return out[name]
 
     (repo_with_db("garbage") / ".pix.db").write_text("this is not a database\n")
     (repo_with_db("zeroed") / ".pix.db").write_bytes(b"\0" * 65536)

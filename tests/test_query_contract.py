@@ -11,7 +11,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import commit, git, write
+from conftest import TABLES, WEATHER, git, new_repo
 
 from pix import errors
 from pix.errors import UsageError
@@ -41,40 +41,6 @@ RESPONSE = Validator(RESPONSE_SCHEMA)
 REQUEST = Validator(REQUEST_SCHEMA)
 HEX40 = re.compile(r"^[0-9a-f]{40}$")
 
-TABLES = '''def parse_csv_rows(handle, delimiter=","):
-    """Read rows of comma separated values from an open text handle."""
-    rows = []
-    for number, line in enumerate(handle):
-        line = line.rstrip("\\n")
-        if not line or line.startswith("#"):
-            continue
-        fields = [field.strip() for field in line.split(delimiter)]
-        if len(fields) < 2:
-            raise ValueError(f"line {number}: expected at least two fields")
-        rows.append(fields)
-    return rows
-
-
-def convert_celsius_to_fahrenheit(celsius):
-    """Convert a temperature in degrees Celsius to degrees Fahrenheit."""
-    fahrenheit = celsius * 9 / 5 + 32
-    if fahrenheit < -459.67:
-        raise ValueError("temperature below absolute zero")
-    return round(fahrenheit, 2)
-'''
-
-WEATHER = '''def average_temperature(readings):
-    """Mean of the temperature readings of one weather station, in degrees Celsius."""
-    values = [r for r in readings if r is not None]
-    if not values:
-        raise ValueError("no temperature readings")
-    return sum(values) / len(values)
-
-
-def hottest_day(days):
-    """The day with the highest temperature reading, for the weekly weather report."""
-    return max(days, key=lambda day: day.temperature)
-'''
 
 FILES = {
     "src/tables.py": TABLES,
@@ -89,11 +55,7 @@ QUESTION = "convert celsius temperature"
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory, embedder) -> Path:
-    root = tmp_path_factory.mktemp("contract") / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    write(root, FILES)
-    commit(root, "initial")
+    root = new_repo(tmp_path_factory.mktemp("contract") / "repo", FILES)
     index_repository(str(root), embedder=embedder)
     return root
 

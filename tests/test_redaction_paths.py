@@ -8,7 +8,6 @@ from pieces, so no file here looks like a leaked key)."""
 from __future__ import annotations
 
 import json
-import shlex
 import sys
 import zlib
 from pathlib import Path
@@ -16,7 +15,7 @@ from pathlib import Path
 import anyio
 import apsw
 import pytest
-from conftest import git, indexed_repo, pix, pix_json
+from conftest import clipboard, git, indexed_repo, pix, pix_json
 from mcp import Client, StdioServerParameters
 from test_redact import BODY, END, POSITIVE, RANDOM
 
@@ -205,12 +204,6 @@ def test_alias_runs_are_masked(repo, tmp_path):
     assert code == 0, err
     code, out, err = pix("run", "creds", "--db", str(mine), cwd=root)
     assert code == 0 and not leaked(out + err) and "[REDACTED:" in out
-
-
-def clipboard(tmp_path: Path) -> tuple[dict, Path]:
-    target = tmp_path / "clipboard.txt"
-    command = f"sh -c {shlex.quote('cat > ' + shlex.quote(str(target)))}"
-    return {"PIX_CLIPBOARD": command}, target
 
 
 @pytest.mark.parametrize(
