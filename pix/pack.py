@@ -135,7 +135,7 @@ def _run_pack(engine: QueryEngine, request: PackRequest, reveal: bool) -> dict:
 def _project_span(span: packet.Span, chosen: packet.Packet, files, counter, snapshot) -> dict:
     held = chosen.chunks.get((span.path, span.start_line, span.end_line), [])
     lines = files[span.path].lines[span.start_line - 1 : span.end_line]
-    cite = citation(_Cited(span.path, span.blob, span.start_line, span.end_line, "chunk"), snapshot)
+    cite = citation(span.path, span.blob, (span.start_line, span.end_line), snapshot)
     return {
         "path": span.path,
         "startLine": span.start_line,
@@ -148,17 +148,6 @@ def _project_span(span: packet.Span, chosen: packet.Packet, files, counter, snap
         "citation": cite,
         "text": "".join(line + "\n" for line in lines),
     }
-
-
-@dataclass
-class _Cited:
-    """The fields `query.citation` reads."""
-
-    path: str
-    blob: str
-    start_line: int
-    end_line: int
-    mode: str
 
 
 def pack(

@@ -101,10 +101,6 @@ class QueryEngine:
             self.store.check_integrity()
             raise exc
 
-    def forget_maskers(self) -> None:
-        self._maskers.clear()
-        self._masked_chars = 0
-
     def close(self) -> None:
         self.store.close()
 
@@ -178,8 +174,7 @@ def refresh_first(engine: QueryEngine, request: QueryRequest, warnings: list[str
     target = engine.target
     engine.store.close()
     report = index_repository(str(target.root), str(target.db), embedder=engine.embedder())
-    engine.store = open_store(target.db, create=False)
-    engine.forget_maskers()
+    engine.store = open_store(target.db, create=False)  # kept masked files stay true: by blob
     register_functions(engine.store)
     return {"files": report.files, "newBlobs": report.new_blobs}
 
@@ -317,7 +312,8 @@ def project(res: Result, request: QueryRequest, snapshot: Snapshot) -> dict:
     if res.mode == "chunk":
         out["startLine"], out["endLine"] = res.start_line, res.end_line
     out["score"] = round(res.score, 6)
-    out["citation"] = citation(res, snapshot)
+    lines = (res.start_line, res.end_line) if res.mode == "chunk" else None
+    out["citation"] = citation(res.path, res.blob, lines, snapshot)
     if request.view != "minimal":
         out["rel"] = round(res.rel, 4)
         if res.mode == "chunk":
@@ -345,14 +341,17 @@ def project(res: Result, request: QueryRequest, snapshot: Snapshot) -> dict:
     return out
 
 
-def citation(res: Result, snapshot: Snapshot) -> dict:
-    """A stable id (path, content and lines: the same text at the same path cites the same way
-    at any commit), the path, the blob id and the commit of the snapshot read."""
-    span = f"#L{res.start_line}-L{res.end_line}" if res.mode == "chunk" else ""
+def citation(
+    path: str, blob: str, lines: tuple[int | None, int | None] | None, snapshot: Snapshot
+) -> dict:
+    """A stable id (path, content and lines, if a part of the file is cited: the same text at
+    the same path cites the same way at any commit), the path, the blob id and the commit of
+    the snapshot read."""
+    span = f"#L{lines[0]}-L{lines[1]}" if lines else ""
     return {
-        "id": f"{res.path}@{res.blob[:12]}{span}",
-        "path": res.path,
-        "blob": res.blob,
+        "id": f"{path}@{blob[:12]}{span}",
+        "path": path,
+        "blob": blob,
         "commit": snapshot.commit,
     }
 

@@ -35,17 +35,15 @@ class Shown:
     def key(sha: str, path: str) -> Key:
         return sha, language_for_path(path)
 
-    def masker(self, key: Key, text: str | None = None) -> Masker | None:
+    def masker(self, key: Key, text: str | None, text_id: int | None = None) -> Masker | None:
+        """The file's Masker, or None when it holds no secret. `text` may be None when the
+        file's `text_id` is given: it is read only if the file was not searched yet."""
         if key not in self._maskers:
-            sha = key[0]
             if text is None:
-                text = trigram.read_text(self.store, self._text_id(sha), sha)
+                text = trigram.read_text(self.store, text_id, key[0])
             secrets = find_secrets(text, key[1])
             self._maskers[key] = Masker(text, key[1], secrets) if secrets else None
         return self._maskers[key]
-
-    def _text_id(self, sha: str) -> int | None:
-        return next(text_id for s, text_id, _ in self.files.values() if s == sha)
 
     def visible(self, result: FileResult, key: Key, text: str, matcher: Matcher) -> FileResult:
         """`result` without the lines that match only inside a secret (all of it when the
@@ -77,10 +75,12 @@ class Shown:
         )
 
     def excerpts(self, path: str, picked: list[tuple[str, Excerpt]]) -> list[dict]:
-        sha = self.files[path][0]
+        sha, text_id, _ = self.files[path]
         key = self.key(sha, path)
         risky = self._risky.get(key, set())
-        masker = self.masker(key) if any(e.line in risky for _, e in picked) else None
+        masker = (
+            self.masker(key, None, text_id) if any(e.line in risky for _, e in picked) else None
+        )
         out = []
         for hid, e in picked:
             found = masker.secrets_in(e.line, e.line) if masker else set()

@@ -14,6 +14,7 @@ of it were shown) and reports them as the response's `redactionSummary`.
 from __future__ import annotations
 
 import bisect
+import os
 from collections.abc import Iterable
 from itertools import accumulate
 
@@ -84,19 +85,13 @@ class Masker:
         }
 
     def column(self, line: int, col: int) -> int:
-        """Where column `col` of a raw line lands in its masked form."""
-        shift = 0
+        """Where column `col` of a raw line lands in its masked form: unchanged before the
+        first masked character, the same distance from the line's end after it."""
         raw, masked = self.raw[line - 1], self.masked[line - 1]
-        if raw == masked:
-            return col
-        # walk the common prefix; past the first difference, keep the distance to the line end
-        prefix = 0
-        while prefix < min(len(raw), len(masked)) and raw[prefix] == masked[prefix]:
-            prefix += 1
+        prefix = len(os.path.commonprefix([raw, masked]))
         if col <= prefix:
             return col
-        shift = len(masked) - len(raw)
-        return max(prefix, min(col + shift, len(masked)))
+        return max(prefix, min(col + len(masked) - len(raw), len(masked)))
 
 
 class Redactions:

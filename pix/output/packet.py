@@ -125,12 +125,15 @@ class _Selection:
     """The packet being built: per file, its chunk ranges; costs recomputed per file."""
 
     def __init__(
-        self, files: dict[str, FileLines], text_cost: Callable[[str], int], newline: int
+        self,
+        files: dict[str, FileLines],
+        blobs: dict[str, str],
+        text_cost: Callable[[str], int],
+        newline: int,
     ) -> None:
-        self.files, self.text_cost, self.newline = files, text_cost, newline
+        self.files, self.blobs, self.text_cost, self.newline = files, blobs, text_cost, newline
         self.ranges: dict[str, list[tuple[int, int]]] = {}
-        self.blobs: dict[str, str] = {}
-        self.cut: dict[str, tuple[int, int]] = {}  # path -> a cut chunk's (start, end)
+        self.cut: dict[str, tuple[int, int]] = {}  # path -> the cut chunk's (start, end)
         self._headers: dict[str, int] = {}
 
     def _header_cost(self, span: Span) -> int:
@@ -203,11 +206,10 @@ def select(
         eligible.append((-c.score * SPREAD_DECAY**k, c.rank, c))
     eligible.sort(key=lambda e: (e[0], e[1]))
 
-    sel = _Selection(files, text_cost, newline)
+    sel = _Selection(files, {c.path: c.blob for c in considered}, text_cost, newline)
     holder_of_blob: dict[str, str] = {}
     texts: dict[str, str] = {}  # chunk text -> path holding it
-    order: dict[str, int] = {}  # path -> best rank among its chunks in the packet
-    taken: dict[str, list[Candidate]] = {}
+    taken: dict[str, list[Candidate]] = {}  # path -> its chunks in the packet
     over_budget: list[Candidate] = []
     used = 0
     for _, _, c in eligible:
@@ -223,19 +225,14 @@ def select(
         if text.strip() and texts.get(text, c.path) != c.path:
             omitted.append(Omission(c, "duplicate", texts[text]))
             continue
-        sel.blobs[c.path] = c.blob
         ranges = [*sel.ranges.get(c.path, []), (c.start_line, c.end_line)]
         total = sel.total(c.path, ranges)
         if total > budget:
-            if c.path not in sel.ranges:
-                del sel.blobs[c.path]
             over_budget.append(c)
             continue
         sel.ranges[c.path] = ranges
         holder_of_blob[c.blob] = c.path
         texts.setdefault(text, c.path)
-        order.setdefault(c.path, c.rank)
-        order[c.path] = min(order[c.path], c.rank)
         taken.setdefault(c.path, []).append(c)
         used = total
 
@@ -244,16 +241,13 @@ def select(
         best = _cut_to_fit(sel, c, budget)
         if best is not None:
             sel.ranges[c.path], used = best
-            sel.cut[c.path] = (c.start_line, c.end_line)
-            holder_of_blob[c.blob] = c.path
-            order[c.path] = min(order.get(c.path, c.rank), c.rank)
             taken.setdefault(c.path, []).append(c)
             over_budget = over_budget[1:]
     omitted += [Omission(c, "budget") for c in over_budget]
 
     spans: list[Span] = []
     chunks: dict[tuple[str, int, int], list[Candidate]] = {}
-    for path in sorted(sel.ranges, key=lambda p: (order[p], p)):
+    for path in sorted(sel.ranges, key=lambda p: (min(c.rank for c in taken[p]), p)):
         for span in sel.spans_of(path, sel.ranges[path]):
             spans.append(span)
             chunks[(path, span.start_line, span.end_line)] = sorted(
@@ -268,24 +262,19 @@ def _cut_to_fit(
     sel: _Selection, c: Candidate, budget: int
 ) -> tuple[list[tuple[int, int]], int] | None:
     """The candidate's first lines that fit (as many as possible, at least MIN_CUT_LINES),
-    as (the file's new ranges, the packet's new cost); None if not even that fits."""
-    sel.blobs[c.path] = c.blob
-    previous = sel.cut.pop(c.path, None)
+    as (the file's new ranges, the packet's new cost); None if not even that fits. The one
+    cut the packet makes: the chunk stays recorded in `sel.cut` when it fits."""
+    sel.cut[c.path] = (c.start_line, c.end_line)  # its header says so, and costs that
     best = None
     lo, hi = MIN_CUT_LINES, c.end_line - c.start_line  # one line short of the whole chunk
     while lo <= hi:  # the cost grows with the lines kept: binary search the last that fits
         mid = (lo + hi) // 2
         ranges = [*sel.ranges.get(c.path, []), (c.start_line, c.start_line + mid - 1)]
-        sel.cut[c.path] = (c.start_line, c.end_line)
         total = sel.total(c.path, ranges)
         if total <= budget:
             best, lo = (ranges, total), mid + 1
         else:
             hi = mid - 1
-    if previous is not None:
-        sel.cut[c.path] = previous
-    else:
-        sel.cut.pop(c.path, None)
-    if best is None and c.path not in sel.ranges:
-        del sel.blobs[c.path]
+    if best is None:
+        del sel.cut[c.path]
     return best

@@ -9,11 +9,11 @@ line and checked once, whole, at the end.
 
 from __future__ import annotations
 
-import json
 from functools import cache
 
 import numpy as np
 
+from pix.ingest.embed import manifest
 from pix.paths import MODELS_DIR
 
 UNITS = ("tokens", "chars")
@@ -30,7 +30,7 @@ class Counter:
     def describe(self) -> str:
         if self._tokenizer is None:
             return "characters (Unicode code points)"
-        return f"{_manifest_name()} WordPiece tokens (models/tokenizer.json), no special tokens"
+        return f"{manifest()['name']} WordPiece tokens (models/tokenizer.json), no special tokens"
 
     def lines(self, lines: list[str]) -> np.ndarray:
         """Each line's size, line break excluded."""
@@ -49,14 +49,7 @@ class Counter:
 def _tokenizer():
     from tokenizers import Tokenizer
 
-    manifest = json.loads((MODELS_DIR / "manifest.json").read_text(encoding="utf-8"))
-    tokenizer = Tokenizer.from_file(str(MODELS_DIR / manifest["tokenizer"]["file"]))
+    tokenizer = Tokenizer.from_file(str(MODELS_DIR / manifest()["tokenizer"]["file"]))
     tokenizer.no_padding()
     tokenizer.no_truncation()  # the model reads 256 tokens; a packet is counted whole
     return tokenizer
-
-
-@cache
-def _manifest_name() -> str:
-    manifest = json.loads((MODELS_DIR / "manifest.json").read_text(encoding="utf-8"))
-    return str(manifest["name"])
