@@ -19,7 +19,6 @@ import json
 import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import TypeVar
 
 import anyio
 import anyio.to_thread
@@ -32,15 +31,12 @@ from pix.errors import NotIndexedError, PixError, UsageError, as_pix_error
 from pix.index import index_repository, locate
 from pix.pack import PackRequest
 from pix.query import QueryEngine, QueryRequest
-from pix.snapshot import changed_files, select_snapshot
 
 # An agent's context is precious: no answer is longer than this unless the call asks for more.
 DEFAULT_MAX_CHARACTERS = 20_000
 TOOLS_SCHEMA = "mcp-tools.v1.json"
 QUERY_RESPONSE = "query-response.v1.json"
 PACK_RESPONSE = "pack-response.v1.json"
-CHANGED_PATHS_SHOWN = 20
-Request = TypeVar("Request", QueryRequest, PackRequest)
 
 INSTRUCTIONS = (
     "pix searches the local git repository it was started in, by meaning, words and "
@@ -252,7 +248,7 @@ class PixMcp:
     def _pack(self, args: dict) -> dict:
         from pix.pack import run_pack
 
-        return self._fresh(PackRequest.from_json(args), lambda r: run_pack(self._open(), r))
+        return run_pack(self._open(), PackRequest.from_json(args), auto_refresh=self.refresh)
 
     def _alias_run(self, args: dict) -> dict:
         overrides = {key: args[key] for key in alias.OUTPUT_FIELDS if key in args}
@@ -284,29 +280,7 @@ class PixMcp:
         changed since the snapshot was indexed, an incremental refresh first."""
         if request.max_characters is None:
             request.max_characters = self.default_max_characters
-        return self._fresh(request, lambda r: self._open().query(r))
-
-    def _fresh(self, request: Request, run: Callable[[Request], dict]) -> dict:
-        """`run(request)`, after an incremental refresh if files changed since the snapshot
-        it would read was indexed; `refreshed` then says what changed."""
-        engine = self._open()
-        changed = self._changed(engine, request)
-        if changed:
-            request.refresh = True  # the answer re-indexes first and reports it as "refreshed"
-        response = run(request)
-        if changed and "refreshed" in response:
-            response["refreshed"]["changed"] = len(changed)
-            response["refreshed"]["changedPaths"] = changed[:CHANGED_PATHS_SHOWN]
-        return response
-
-    def _changed(self, engine: QueryEngine, request: Request) -> list[str]:
-        """Work-tree paths changed since the snapshot a request would read; none when
-        refreshing is off, the request reads a commit, or it refreshes anyway."""
-        if not self.refresh or request.at is not None or request.refresh:
-            return []
-        with engine.store.read():
-            snapshot = select_snapshot(engine.store, engine.target, None)
-            return changed_files(engine.store, engine.target, snapshot)
+        return self._open().query(request, auto_refresh=self.refresh)
 
 
 def _input_ref(tool: str) -> str:

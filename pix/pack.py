@@ -53,20 +53,23 @@ def check_pack(request: PackRequest) -> None:
         raise UsageError(f"budget must be between 1 and {BUDGET_MAX:,}, not {request.budget}")
 
 
-def run_pack(engine: QueryEngine, request: PackRequest, reveal: bool = False) -> dict:
-    """The packet for one request. `reveal` (CLI --show-secrets only) shows secrets unmasked."""
-    return engine.answer(lambda: _run_pack(engine, replace(request), reveal))
+def run_pack(
+    engine: QueryEngine, request: PackRequest, reveal: bool = False, auto_refresh: bool = False
+) -> dict:
+    """The packet for one request. `reveal` (CLI --show-secrets only) shows secrets unmasked;
+    `auto_refresh` as for `pix.query.run_query`."""
+    return engine.answer(lambda: _run_pack(engine, replace(request), reveal, auto_refresh))
 
 
-def _run_pack(engine: QueryEngine, request: PackRequest, reveal: bool) -> dict:
+def _run_pack(engine: QueryEngine, request: PackRequest, reveal: bool, auto: bool) -> dict:
     check_pack(request)
     query = request.query_request()
     warnings = check_request(query)
     counter = Counter(request.unit)
-    refreshed = refresh_first(engine, query, warnings)
+    refreshed, changed = refresh_first(engine, query, warnings, auto)
     redactions = Redactions(reveal)
     with engine.store.read():
-        found = retrieve(engine, query, warnings)
+        found = retrieve(engine, query, warnings, changed)
         candidates = [
             packet.Candidate(i, h.path, h.blob_sha, h.start_line, h.end_line, h.score)
             for i, h in enumerate(found.hits[: packet.MAX_CANDIDATES])

@@ -35,6 +35,7 @@ TOP_MIN, TOP_MAX = 1, 100
 MODES = ("chunk", "file")
 VIEWS = ("minimal", "default", "full")
 FUSIONS = ("rrf", "dbsf")
+CHANGED_PATHS_SHOWN = 20  # in `refreshed`, after an automatic refresh
 MASKED_CHARS_KEPT = 16 << 20  # the file texts a warm engine keeps, masked and plain
 
 
@@ -111,8 +112,10 @@ class QueryEngine:
             self._embedder = Embedder()
         return self._embedder
 
-    def query(self, request: QueryRequest, reveal: bool = False) -> dict:
-        return self.answer(lambda: run_query(self, replace(request), reveal))
+    def query(
+        self, request: QueryRequest, reveal: bool = False, auto_refresh: bool = False
+    ) -> dict:
+        return self.answer(lambda: run_query(self, replace(request), reveal, auto_refresh))
 
 
 def check_request(request: QueryRequest) -> list[str]:
@@ -165,27 +168,51 @@ class Retrieval:
     route: Route
 
 
-def refresh_first(engine: QueryEngine, request: QueryRequest, warnings: list[str]) -> dict | None:
-    """Re-index changed files before reading, when the request asks to."""
-    if request.refresh and request.at is not None:
-        warnings.append("refresh has no effect with at: a commit's snapshot never changes")
-    if not request.refresh or request.at is not None:
-        return None
+def refresh_first(
+    engine: QueryEngine, request: QueryRequest, warnings: list[str], auto: bool = False
+) -> tuple[dict | None, list[str] | None]:
+    """Re-index changed files before reading: when the request asks to, or, with `auto` (a
+    long-lived server), when files changed since the work tree's snapshot was indexed.
+    Returns what to report as `refreshed`, and the work tree's changes when this already
+    looked (none after a re-index), so that `retrieve` need not look again."""
+    if request.at is not None:
+        if request.refresh:
+            warnings.append("refresh has no effect with at: a commit's snapshot never changes")
+        return None, None
+    changed: list[str] = []
+    if auto and not request.refresh:
+        with engine.store.read():
+            snapshot = select_snapshot(engine.store, engine.target, None)
+            changed = changed_files(engine.store, engine.target, snapshot)
+        if not changed:
+            return None, []
+    elif not request.refresh:
+        return None, None
     target = engine.target
     engine.store.close()
     report = index_repository(str(target.root), str(target.db), embedder=engine.embedder())
     engine.store = open_store(target.db, create=False)  # kept masked files stay true: by blob
     register_functions(engine.store)
-    return {"files": report.files, "newBlobs": report.new_blobs}
+    refreshed: dict = {"files": report.files, "newBlobs": report.new_blobs}
+    if changed:
+        refreshed.update(changed=len(changed), changedPaths=changed[:CHANGED_PATHS_SHOWN])
+    return refreshed, []
 
 
-def retrieve(engine: QueryEngine, request: QueryRequest, warnings: list[str]) -> Retrieval:
+def retrieve(
+    engine: QueryEngine,
+    request: QueryRequest,
+    warnings: list[str],
+    changed: list[str] | None = None,
+) -> Retrieval:
     """Select the snapshot, embed the query and run the fused SQL: what `pix query` and
-    `pix pack` share. Call it inside `engine.store.read()` and hydrate in the same one."""
+    `pix pack` share. Call it inside `engine.store.read()` and hydrate in the same one.
+    `changed`: the work tree's changes if the caller just looked (refresh_first)."""
     store, target = engine.store, engine.target
     snapshot = select_snapshot(store, target, request.at)
     if request.at is None:
-        changed = changed_files(store, target, snapshot)
+        if changed is None:
+            changed = changed_files(store, target, snapshot)
         if changed:
             sample = ", ".join(changed[:3]) + (" …" if len(changed) > 3 else "")
             warnings.append(
@@ -211,13 +238,16 @@ def retrieve(engine: QueryEngine, request: QueryRequest, warnings: list[str]) ->
     return Retrieval(snapshot, hits, r)
 
 
-def run_query(engine: QueryEngine, request: QueryRequest, reveal: bool = False) -> dict:
+def run_query(
+    engine: QueryEngine, request: QueryRequest, reveal: bool = False, auto_refresh: bool = False
+) -> dict:
     """The answer to one request. `reveal` shows secrets unmasked: the CLI's owner-only
-    --show-secrets; nothing else passes it."""
+    --show-secrets; nothing else passes it. `auto_refresh` (the MCP server) re-indexes
+    first if files changed since the snapshot was indexed."""
     warnings = check_request(request)
-    refreshed = refresh_first(engine, request, warnings)
+    refreshed, changed = refresh_first(engine, request, warnings, auto_refresh)
     with engine.store.read():
-        found = retrieve(engine, request, warnings)
+        found = retrieve(engine, request, warnings, changed)
         ranked = by_file(found.hits) if request.mode == "file" else found.hits
         selected = ranked[: request.top]
         results = _hydrate(engine, selected, request, ranked[0].score if ranked else 0.0, reveal)
