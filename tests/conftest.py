@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -145,6 +146,13 @@ def new_repo(root: Path, files: dict[str, str | bytes]) -> Path:
     write(root, files)
     commit(root, "initial")
     return root
+
+
+def private_db(db: Path, tmp_path: Path) -> Path:
+    """A copy of a module's indexed database that one test may change."""
+    mine = tmp_path / "pix.db"
+    shutil.copy(db, mine)
+    return mine
 
 
 def indexed_repo(base: Path, files: dict[str, str | bytes], embedder) -> tuple[Path, Path]:

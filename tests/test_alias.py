@@ -8,14 +8,13 @@ Commands run as child processes (`pix()` / `pix_json()` from conftest).
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 from pathlib import Path
 
 import jsonschema
 import pytest
 import referencing
-from conftest import AREA, GEOMETRY, GREETING, git, indexed_repo, pix, pix_json
+from conftest import AREA, GEOMETRY, GREETING, git, indexed_repo, pix, pix_json, private_db
 
 from pix import alias
 from pix.errors import UsageError
@@ -40,9 +39,7 @@ def indexed(tmp_path_factory, embedder) -> tuple[Path, Path]:
 def env(indexed, tmp_path) -> tuple[Path, Path]:
     """(repository, a private copy of its database) for one test."""
     root, db = indexed
-    mine = tmp_path / "pix.db"
-    shutil.copy(db, mine)
-    return root, mine
+    return root, private_db(db, tmp_path)
 
 
 def cli(*args: str, root: Path, db: Path, stdin: str | None = None):

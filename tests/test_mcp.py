@@ -9,7 +9,6 @@ a private copy of its database.
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -17,7 +16,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import AREA, GEOMETRY, GIT_ENV, GREETING, indexed_repo, pix, write
+from conftest import AREA, GEOMETRY, GIT_ENV, GREETING, indexed_repo, pix, private_db, write
 from mcp import Client, StdioServerParameters
 
 from pix import alias
@@ -56,10 +55,9 @@ def indexed(tmp_path_factory, embedder) -> tuple[Path, Path]:
 
 @pytest.fixture
 def env(indexed, tmp_path) -> tuple[Path, Path]:
+    """(repository, a private copy of its database) for one test."""
     root, db = indexed
-    mine = tmp_path / "pix.db"
-    shutil.copy(db, mine)
-    return root, mine
+    return root, private_db(db, tmp_path)
 
 
 @asynccontextmanager
