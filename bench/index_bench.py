@@ -173,7 +173,7 @@ class RawLoop:
         from pix.paths import MODELS_DIR
 
         spec = manifest()
-        tokenizer = Tokenizer.from_file(str(MODELS_DIR / spec["tokenizer"]["file"]))
+        tokenizer = Tokenizer.from_str((MODELS_DIR / spec["tokenizer"]["file"]).read_text("utf-8"))
         tokenizer.no_padding()
         tokenizer.enable_truncation(max_length=int(spec["max_tokens"]))
         self.session = ort.InferenceSession(str(model_path()), providers=["CPUExecutionProvider"])

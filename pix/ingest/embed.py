@@ -83,7 +83,9 @@ class Embedder:
             raise PixError(f"the embedding model file does not match models/manifest.json: {path}")
         self.max_tokens = int(m["max_tokens"])
         self.dims = int(m["dims"])
-        self.tokenizer = Tokenizer.from_file(str(MODELS_DIR / m["tokenizer"]["file"]))
+        self.tokenizer = Tokenizer.from_str(
+            (MODELS_DIR / m["tokenizer"]["file"]).read_text("utf-8")
+        )
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_length=self.max_tokens)
         options = ort.SessionOptions()

@@ -49,7 +49,9 @@ class Counter:
 def _tokenizer():
     from tokenizers import Tokenizer
 
-    tokenizer = Tokenizer.from_file(str(MODELS_DIR / manifest()["tokenizer"]["file"]))
+    tokenizer = Tokenizer.from_str(
+        (MODELS_DIR / manifest()["tokenizer"]["file"]).read_text("utf-8")
+    )
     tokenizer.no_padding()
     tokenizer.no_truncation()  # the model reads 256 tokens; a packet is counted whole
     return tokenizer

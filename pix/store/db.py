@@ -8,14 +8,16 @@ migrations/, each applied in one transaction and recorded in the `migration` tab
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Iterator
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import apsw
 import sqlite_vec
 
-from pix.errors import DatabaseError, NotIndexedError
+from pix.errors import DatabaseError, NotIndexedError, PixError
 from pix.paths import MIGRATIONS_DIR
 
 SQLITE_FAILURES = (apsw.NotADBError, apsw.CorruptError, apsw.CantOpenError, apsw.IOError)
@@ -36,8 +38,19 @@ ON CONFLICT(key) DO UPDATE SET value = excluded.value
 """
 
 
-def known_migrations() -> list[Path]:
-    return sorted(MIGRATIONS_DIR.glob("[0-9][0-9][0-9]_*.sql"))
+MIGRATION_FILE = re.compile(r"([0-9]{3}_.+)\.sql")
+
+
+def known_migrations() -> dict[str, Traversable]:
+    """The migrations this pix ships, by name (the file name without .sql), in applying order."""
+    found = {
+        m.group(1): file
+        for file in MIGRATIONS_DIR.iterdir()
+        if (m := MIGRATION_FILE.fullmatch(file.name))
+    }
+    if not found:  # else every database would look like it came from a newer pix
+        raise PixError("this pix installation has no migrations", hint="reinstall pix")
+    return dict(sorted(found.items()))
 
 
 def now_iso() -> str:
@@ -119,7 +132,7 @@ def _inspect(path: Path) -> list[str]:
                 hint="pass --db with another file name",
             )
         applied = [row[0] for row in ro.execute(APPLIED_MIGRATIONS)]
-        known = {f.stem for f in known_migrations()}
+        known = known_migrations()
         unknown = [name for name in applied if name not in known]
         if unknown:
             raise DatabaseError(
@@ -151,14 +164,14 @@ def _connect(path: Path) -> apsw.Connection:
 
 
 def _migrate(conn: apsw.Connection, applied: list[str]) -> None:
-    for file in known_migrations():
-        if file.stem in applied:
+    for name, file in known_migrations().items():
+        if name in applied:
             continue
         conn.execute("BEGIN IMMEDIATE")
         try:
             conn.execute(MIGRATION_TABLE)
             conn.execute(file.read_text(encoding="utf-8"))
-            conn.execute(RECORD_MIGRATION, (file.stem, now_iso()))
+            conn.execute(RECORD_MIGRATION, (name, now_iso()))
         except BaseException:
             conn.execute("ROLLBACK")
             raise
