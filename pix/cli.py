@@ -33,6 +33,7 @@ from pix.cli_io import (
     emit_pack,
     emit_response,
     fail,
+    print_version,
     read_json,
     warn_revealed,
 )
@@ -40,7 +41,6 @@ from pix.cli_io import (
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
-    help="Local code retrieval: index a git repository into one SQLite file, then ask it.",
     pretty_exceptions_enable=False,
 )
 
@@ -55,6 +55,15 @@ ShowSecretsOption = Annotated[
         help="Show secrets unmasked (for the repository's owner; never available over MCP).",
     ),
 ]
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=print_version, help="Print pix's version.")
+    ] = False,
+) -> None:
+    """Local code retrieval: index a git repository into one SQLite file, then ask it."""
 
 
 class Mode(StrEnum):

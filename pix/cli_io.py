@@ -14,13 +14,20 @@ from pathlib import Path
 
 import typer
 
-from pix import errors
+from pix import __version__, errors
 
 
 class Format(StrEnum):
     text = "text"
     json = "json"
     both = "both"
+
+
+def print_version(wanted: bool) -> None:
+    """`pix --version`: the version, then exit 0 before any command runs."""
+    if wanted:
+        typer.echo(f"pix {__version__}")
+        raise typer.Exit()
 
 
 def emit_json(payload: object) -> None:

@@ -1,0 +1,33 @@
+"""How pix is started: the `pix` console script, `python -m pix`, and `--version`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pix
+
+EXPECTED = f"pix {pix.__version__}"
+
+
+def run(*cmd: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def test_version_from_the_console_script_and_python_m_pix(tmp_path):
+    script = Path(sys.executable).with_name("pix")  # the environment's console script
+    for cmd in ([str(script), "--version"], [sys.executable, "-m", "pix", "--version"]):
+        done = run(*cmd, cwd=tmp_path)
+        assert (done.returncode, done.stdout, done.stderr) == (0, EXPECTED + "\n", ""), cmd
+    # an option of the command itself, not of its subcommands
+    done = run(sys.executable, "-m", "pix", "status", "--version", cwd=tmp_path)
+    assert done.returncode == 2 and "--version" in done.stderr
+
+
+def test_python_m_pix_is_the_pix_command(tmp_path):
+    done = run(sys.executable, "-m", "pix", cwd=tmp_path)
+    assert done.returncode == 0 and "Usage: pix" in done.stdout and "--version" in done.stdout
+    done = run(sys.executable, "-m", "pix", "status", "--json", cwd=tmp_path)
+    assert done.returncode == 3 and '"not_indexed"' in done.stdout
+    assert not list(tmp_path.iterdir())  # status never creates a database
