@@ -8,12 +8,15 @@ goes; the next run continues where a killed one stopped.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import apsw
 
 from pix.errors import UsageError
 from pix.ingest import scan
@@ -22,7 +25,7 @@ from pix.ingest.embed import Embedder, check_identity, length_batches, model_ide
 from pix.ingest.terms import identifier_parts, path_terms, split_identifier
 from pix.progress import Progress
 from pix.store import Store, open_store, sql
-from pix.store.db import now_iso
+from pix.store.db import DATABASE_SUFFIXES, now_iso, remove_database
 
 BATCH_FILES = 400
 BATCH_BYTES = 8 << 20
@@ -56,7 +59,7 @@ def excluded_paths(target: Target) -> frozenset[str]:
         rel = target.db.relative_to(target.root).as_posix()
     except ValueError:
         return frozenset()
-    return frozenset(rel + suffix for suffix in ("", "-wal", "-shm", "-journal"))
+    return frozenset(rel + suffix for suffix in DATABASE_SUFFIXES)
 
 
 @dataclass
@@ -171,10 +174,16 @@ def index_repository(
     target = locate(path, db)
     t0 = time.perf_counter()
     listing = _listing(target, at)
-    store = open_store(target.db, create=True)
+    created = not target.db.exists()
+    store: Store | None = None
     try:
+        store = open_store(target.db, create=True)
         _record_identity(store)
         report = _keyword_phase(store, target, listing, max_bytes, progress)
+    except BaseException:
+        _abandon(store, target.db, created)
+        raise
+    try:
         report.seconds["keyword"] = round(time.perf_counter() - t0, 3)
         if embed:  # runs to the end, so nothing is left pending afterwards
             t1 = time.perf_counter()
@@ -187,6 +196,20 @@ def index_repository(
         return report
     finally:
         store.close()
+
+
+def _abandon(store: Store | None, db: Path, created: bool) -> None:
+    """Close after a failed or interrupted keyword phase. A database this run created is deleted
+    again (with its -wal and -shm) unless a snapshot got recorded in it, so a failed first index
+    leaves no stub behind; a database that existed before is never touched."""
+    recorded = False
+    if store is not None:
+        with contextlib.suppress(apsw.Error):
+            recorded = bool(store.conn.execute(sql.ANY_SNAPSHOT).fetchone()[0])
+        with contextlib.suppress(apsw.Error):
+            store.close()
+    if created and not recorded:
+        remove_database(db)
 
 
 def _keyword_phase(

@@ -488,3 +488,59 @@ def test_unchanged_tree_keeps_its_snapshot(make_repo, index):
     assert touched.snapshot_id != first.snapshot_id and touched.new_blobs == 0
     code, out, err = pix_json("query", "alpha", "--json", cwd=repo)
     assert code == 0 and out["warnings"] == []
+
+
+def _database_files(db: Path) -> list[str]:
+    return sorted(p.name for p in db.parent.glob(db.name + "*"))
+
+
+def test_failed_first_index_leaves_no_database(make_repo, index, monkeypatch, tmp_path):
+    import pix.index
+
+    def broken(text, path):
+        raise RuntimeError("chunker failed")
+
+    repo = make_repo({"a.py": "x = 1\n"})
+    with monkeypatch.context() as patch:
+        patch.setattr(pix.index, "chunk_file", broken)
+        with pytest.raises(RuntimeError, match="chunker failed"):
+            index(repo)
+        assert _database_files(repo / ".pix.db") == []
+        custom = tmp_path / "elsewhere" / "custom.db"
+        with pytest.raises(RuntimeError):
+            index(repo, db=str(custom))
+        assert _database_files(custom) == []
+    # A database that existed before the run is never removed, with or without a snapshot.
+    index(repo)
+    write(repo, {"b.py": "y = 2\n"})
+    with monkeypatch.context() as patch:
+        patch.setattr(pix.index, "chunk_file", broken)
+        with pytest.raises(RuntimeError):
+            index(repo)
+        assert rows(repo / ".pix.db", "SELECT count(*) FROM snapshot")[0][0] == 1
+        empty = tmp_path / "empty.db"
+        open_store(empty, create=True).close()  # a stub from a run that was killed
+        with pytest.raises(RuntimeError):
+            index(repo, db=str(empty))
+        assert empty.exists()
+
+
+def test_interrupted_first_index_leaves_no_database(make_repo):
+    repo = make_repo(
+        {f"pkg/m{i}.py": f"def f_{i}(value):\n    return value + {i}\n" for i in range(1500)}
+    )
+    db = repo / ".pix.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pix", "index", str(repo), "--quiet"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not db.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert proc.poll() is None, "the index ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert "Traceback" not in err
+    assert _database_files(db) == []

@@ -38,7 +38,15 @@ ON CONFLICT(key) DO UPDATE SET value = excluded.value
 """
 
 
+# A database is its file plus, while open or after a crash, these beside it.
+DATABASE_SUFFIXES = ("", "-wal", "-shm", "-journal")
 MIGRATION_FILE = re.compile(r"([0-9]{3}_.+)\.sql")
+
+
+def remove_database(path: Path) -> None:
+    """Delete a database file with its WAL, shared-memory and rollback-journal files."""
+    for suffix in DATABASE_SUFFIXES:
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
 def known_migrations() -> dict[str, Traversable]:

@@ -16,6 +16,7 @@ SELECT id, commit_sha, branch, dirty, fingerprint FROM snapshot
 WHERE root = ? AND kind IN ('worktree', 'folder')
 ORDER BY id DESC LIMIT 1
 """
+ANY_SNAPSHOT = "SELECT EXISTS (SELECT 1 FROM snapshot)"
 COMMIT_SNAPSHOT = "SELECT id FROM snapshot WHERE kind = 'commit' AND commit_sha = ?"
 SNAPSHOT_FILES = "SELECT path, blob_sha, size, mtime_ns FROM snapshot_file WHERE snapshot_id = ?"
 SNAPSHOT_SKIPPED = "SELECT path, reason, size, mtime_ns FROM skipped WHERE snapshot_id = ?"
