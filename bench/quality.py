@@ -53,7 +53,7 @@ def build(name: str, folder: Path) -> Path:
 
 def rank_files(engine: QueryEngine, query: str, **options) -> list[str]:
     request = QueryRequest(query=query, mode="file", top=10, no_content=True, **options)
-    return [r["path"] for r in engine.query(request)["results"]]
+    return [r["file"] for r in engine.query(request)["results"]]
 
 
 def quality(dbs: dict[str, Path]) -> list[tuple[str, str, dict[str, float]]]:

@@ -35,7 +35,7 @@ from pix.query import QueryEngine, QueryRequest
 # An agent's context is precious: no answer is longer than this unless the call asks for more.
 DEFAULT_MAX_CHARACTERS = 20_000
 TOOLS_SCHEMA = "mcp-tools.v1.json"
-QUERY_RESPONSE = "query-response.v1.json"
+QUERY_RESPONSE = "query-response.v2.json"
 PACK_RESPONSE = "pack-response.v1.json"
 
 INSTRUCTIONS = (

@@ -1,7 +1,7 @@
 """`pix query`: the application function that the CLI, aliases and MCP all call.
 
 request -> snapshot -> fused chunks (SQL) -> path filter (inside SQL) -> [file aggregation]
--> top -> hydration -> character budget -> response dict (schema/query-response.v1.json)
+-> top -> hydration -> character budget -> response dict (schema/query-response.v2.json)
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pix.snapshot import Snapshot, changed_files, select_snapshot
 from pix.store import open_store, search_sql
 from pix.store.db import Store
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: file results name their `file` (seed 000), omitted.budgetFiles
 TOP_MIN, TOP_MAX = 1, 100
 MODES = ("chunk", "file")
 VIEWS = ("minimal", "default", "full")
@@ -250,8 +250,8 @@ def run_query(
         found = retrieve(engine, request, warnings, changed)
         ranked = by_file(found.hits) if request.mode == "file" else found.hits
         selected = ranked[: request.top]
-        results = _hydrate(engine, selected, request, ranked[0].score if ranked else 0.0, reveal)
-        results, budget_cut = apply_budget(results, request.max_characters)
+        hydrated = _hydrate(engine, selected, request, ranked[0].score if ranked else 0.0, reveal)
+        results, budget_cut = apply_budget(hydrated, request.max_characters)
         redactions = Redactions(reveal)
         for res in results:
             shown = _shown_lines(res)
@@ -269,6 +269,9 @@ def run_query(
         "warnings": warnings,
         "redactionSummary": redactions.summary(),
     }
+    if request.mode == "file":  # what did not fit is still named, so it can be asked for
+        cut = hydrated[len(hydrated) - budget_cut :] if budget_cut else []
+        response["omitted"]["budgetFiles"] = [res.path for res in cut]
     if refreshed:
         response["refreshed"] = refreshed
     if request.explain:
@@ -337,16 +340,18 @@ def _hydrate(
 
 
 def project(res: Result, request: QueryRequest, snapshot: Snapshot) -> dict:
-    """A result in the requested view. File results never carry lines, context or chunks."""
-    out: dict = {"path": res.path}
-    if res.mode == "chunk":
-        out["startLine"], out["endLine"] = res.start_line, res.end_line
-    out["score"] = round(res.score, 6)
-    lines = (res.start_line, res.end_line) if res.mode == "chunk" else None
-    out["citation"] = citation(res.path, res.blob, lines, snapshot)
-    if request.view != "minimal":
-        out["rel"] = round(res.rel, 4)
-        if res.mode == "chunk":
+    """A result in the requested view. A file result is seed 000's `{file, score, rel,
+    text?, truncated?}` (plus its citation, and role/explain when asked for): it never
+    carries lines, context or chunks. A chunk result names its `path` and lines."""
+    if res.mode == "file":
+        out: dict = {"file": res.path, "score": round(res.score, 6), "rel": round(res.rel, 4)}
+        out["citation"] = citation(res.path, res.blob, None, snapshot)
+    else:
+        out = {"path": res.path, "startLine": res.start_line, "endLine": res.end_line}
+        out["score"] = round(res.score, 6)
+        out["citation"] = citation(res.path, res.blob, (res.start_line, res.end_line), snapshot)
+        if request.view != "minimal":
+            out["rel"] = round(res.rel, 4)
             out["kind"] = res.kind
             out["symbol"] = res.symbol
     if res.text is not None:

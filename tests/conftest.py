@@ -105,6 +105,11 @@ def send_welcome_email(address, name):
 '''
 
 
+def where(result: dict) -> str:
+    """A query result's path: a file result (seed 000) names it `file`, a chunk result `path`."""
+    return result["file"] if "file" in result else result["path"]
+
+
 def clipboard(tmp_path: Path) -> tuple[dict, Path]:
     """A fake clipboard: PIX_CLIPBOARD set to a command that writes stdin to a file."""
     target = tmp_path / "clipboard.txt"

@@ -86,9 +86,9 @@ def test_a_file_alias_stays_a_file_alias(env):
         assert response["mode"] == "file"
         assert response["results"], response
         assert all("startLine" not in r and "context" not in r for r in response["results"])
-        paths = [r["path"] for r in response["results"]]
+        paths = [r["file"] for r in response["results"]]
         assert len(paths) == len(set(paths)) <= 2
-    assert response["results"][0]["path"] == "shapes/geometry.py"
+    assert response["results"][0]["file"] == "shapes/geometry.py"
 
 
 def test_an_alias_without_file_is_a_chunk_alias(env):

@@ -208,7 +208,7 @@ def test_the_default_budget_applies_and_a_call_can_change_it(indexed):
         # Pinned to the long file: this is about the budget, not about ranking.
         request = {"query": RAIN, "mode": "file", "top": 1, "onlyPaths": ["docs/station_log.md"]}
         cut = (await call(client, "query", request))["json"]["results"][0]
-        assert cut["path"] == "docs/station_log.md"
+        assert cut["file"] == "docs/station_log.md"
         assert cut["truncated"] is True and cut["text"].endswith("[...]")
         assert len(cut["text"]) < DEFAULT_MAX_CHARACTERS < len(LOG)
         whole = (await call(client, "query", {**request, "maxCharacters": 100_000}))["json"]
@@ -239,7 +239,7 @@ def test_alias_tools_share_the_cli_aliases_and_semantics(env):
         minimal = (await call(client, "alias_run", {"name": "areas", "view": "minimal",
                                                     "noContent": True}))["json"]  # fmt: skip
         assert minimal["mode"] == "file"
-        assert all(set(r) == {"path", "score", "citation"} for r in minimal["results"])
+        assert all(set(r) == {"file", "score", "rel", "citation"} for r in minimal["results"])
         # A clash, a mode at run time and an unknown alias fail as on the command line.
         text, envelope = await error(client, "alias_add", {"name": "areas", "spec": spec})
         assert envelope == cli_error("alias", "add", "areas", AREA, "--file", root=root, db=db)

@@ -1,7 +1,7 @@
 """`pix query` through its application function: pix.query.query(QueryRequest(...)).
 
 Real git repositories, the real model, real SQLite. The corpus is built and indexed once per
-module; every response is validated against schema/query-response.v1.json on the way.
+module; every response is validated against schema/query-response.v2.json on the way.
 
 Corpus (what each file is for):
 - src/tables.py       a long unrelated first function, the Celsius converter last: its strongest
@@ -24,18 +24,18 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import MAILER, TABLES, commit, git, new_repo, pix, write
+from conftest import MAILER, TABLES, commit, git, new_repo, pix, where, write
 
 from pix.errors import NotIndexedError, UsageError
 from pix.index import index_repository
 from pix.query import QueryRequest, query
 
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schema"
-RESPONSE_SCHEMA = json.loads((SCHEMA_DIR / "query-response.v1.json").read_text(encoding="utf-8"))
+RESPONSE_SCHEMA = json.loads((SCHEMA_DIR / "query-response.v2.json").read_text(encoding="utf-8"))
 ERROR_SCHEMA = json.loads((SCHEMA_DIR / "error.v1.json").read_text(encoding="utf-8"))
 MARKER = "[...]"
 CHUNK_ONLY_KEYS = {"startLine", "endLine", "context", "kind", "symbol"}
-FILE_RESULT_KEYS = {"path", "score", "rel", "citation", "text", "truncated", "role", "explain"}
+FILE_RESULT_KEYS = {"file", "score", "rel", "citation", "text", "truncated", "role", "explain"}
 
 
 def _humidity(i: int) -> str:
@@ -136,18 +136,18 @@ def disk_lines(repo: Path, rel: str, start: int, end: int) -> str:
 
 
 def paths(response: dict) -> list[str]:
-    return [r["path"] for r in response["results"]]
+    return [where(r) for r in response["results"]]
 
 
 def chunk_keys(response: dict) -> list[tuple]:
-    return [(r["path"], r["startLine"], r["endLine"], r["score"]) for r in response["results"]]
+    return [(where(r), r["startLine"], r["endLine"], r["score"]) for r in response["results"]]
 
 
 def best_chunk_by_path(chunks: dict) -> dict[str, dict]:
     best: dict[str, dict] = {}
     for r in chunks["results"]:
-        if r["path"] not in best or r["score"] > best[r["path"]]["score"]:
-            best[r["path"]] = r
+        if where(r) not in best or r["score"] > best[where(r)]["score"]:
+            best[where(r)] = r
     return best
 
 
@@ -160,7 +160,7 @@ def test_chunk_mode_is_the_default(corpus):
     assert response["mode"] == "chunk"
     assert response["query"] == CELSIUS
     top = response["results"][0]
-    assert (top["path"], top["startLine"], top["endLine"]) == ("src/tables.py", 32, 37)
+    assert (where(top), top["startLine"], top["endLine"]) == ("src/tables.py", 32, 37)
     assert top["symbol"] == "convert_celsius_to_fahrenheit"
     assert top["kind"] == "function"
     assert top["text"] == disk_lines(corpus, "src/tables.py", 32, 37)
@@ -182,7 +182,7 @@ def test_file_mode_returns_each_file_once_without_chunk_fields(corpus, ranked, t
     for result in files["results"]:
         assert not CHUNK_ONLY_KEYS & result.keys(), result.keys()
         assert result.keys() <= FILE_RESULT_KEYS
-        assert result["text"] == disk(corpus, result["path"])
+        assert result["text"] == disk(corpus, where(result))
 
 
 @pytest.mark.parametrize("text", QUERIES)
@@ -191,8 +191,8 @@ def test_file_score_and_rel_are_those_of_the_strongest_chunk(corpus, ranked, tex
     files = ranked(text, "file")
     best = best_chunk_by_path(chunks)
     for result in files["results"]:
-        assert result["score"] == best[result["path"]]["score"], result["path"]
-        assert result["rel"] == best[result["path"]]["rel"], result["path"]
+        assert result["score"] == best[where(result)]["score"], where(result)
+        assert result["rel"] == best[where(result)]["rel"], where(result)
     # Files ordered by their strongest chunk, the path breaking ties.
     expected = sorted(best, key=lambda p: (-best[p]["score"], p))
     assert paths(files) == expected
@@ -200,7 +200,7 @@ def test_file_score_and_rel_are_those_of_the_strongest_chunk(corpus, ranked, tex
 
 def test_a_file_whose_strongest_chunk_is_not_its_first(corpus, ranked):
     chunks = ranked(CELSIUS, "chunk")
-    tables = [r for r in chunks["results"] if r["path"] == "src/tables.py"]
+    tables = [r for r in chunks["results"] if where(r) == "src/tables.py"]
     first_chunk = min(tables, key=lambda r: r["startLine"])
     strongest = max(tables, key=lambda r: r["score"])
     # The fixture does what it claims: several chunks, the strongest is the last function.
@@ -211,7 +211,7 @@ def test_a_file_whose_strongest_chunk_is_not_its_first(corpus, ranked):
 
     files = ranked(CELSIUS, "file")
     result = files["results"][0]
-    assert result["path"] == "src/tables.py"
+    assert where(result) == "src/tables.py"
     assert result["score"] == strongest["score"]
     assert result["score"] != first_chunk["score"]
     assert result["text"] == TABLES
@@ -226,7 +226,7 @@ def test_top_counts_unique_files_and_is_applied_after_aggregation(corpus, ranked
     files = ask(corpus, HUMIDITY, mode="file", top=2)
     assert paths(files) == distinct_in_order[:2]
     assert paths(files)[0] == "src/climate_log.py"
-    assert files["omitted"] == {"top": len(distinct_in_order) - 2, "budget": 0}
+    assert files["omitted"] == {"top": len(distinct_in_order) - 2, "budget": 0, "budgetFiles": []}
 
     one = ask(corpus, HUMIDITY, mode="file", top=1)
     assert paths(one) == ["src/climate_log.py"]
@@ -242,7 +242,7 @@ def test_top_counts_unique_files_and_is_applied_after_aggregation(corpus, ranked
 def test_equal_scores_are_ordered_by_path(corpus, ranked, mode):
     response = ask(corpus, POLYGON, mode=mode, top=2)
     alpha, beta = response["results"]
-    assert (alpha["path"], beta["path"]) == ("geo/alpha/shapes.py", "geo/beta/shapes.py")
+    assert (where(alpha), where(beta)) == ("geo/alpha/shapes.py", "geo/beta/shapes.py")
     assert alpha["score"] == beta["score"]
     if mode == "file":
         assert alpha["text"] == beta["text"] == SHAPES
@@ -251,7 +251,7 @@ def test_equal_scores_are_ordered_by_path(corpus, ranked, mode):
     for a, b in itertools.pairwise(everything):
         assert a["score"] >= b["score"]
         if a["score"] == b["score"] and mode == "file":
-            assert a["path"] < b["path"], (a["path"], b["path"])
+            assert where(a) < where(b), (where(a), where(b))
 
 
 # -- path filters ------------------------------------------------------------------------------
@@ -284,7 +284,8 @@ def test_only_paths_restricts_before_top(corpus, mode):
     assert response["omitted"]["top"] == 0
     nothing = ask(corpus, HUMIDITY, mode=mode, only_paths=["no/such/folder/"])
     assert nothing["results"] == []
-    assert nothing["omitted"] == {"top": 0, "budget": 0}
+    listed = {"budgetFiles": []} if mode == "file" else {}
+    assert nothing["omitted"] == {"top": 0, "budget": 0, **listed}
 
 
 def test_only_and_ignore_combine(corpus):
@@ -304,7 +305,7 @@ def test_only_and_ignore_combine(corpus):
 
 def test_file_mode_returns_the_complete_file_from_the_index(corpus, ranked):
     response = ranked(CELSIUS, "file")
-    by_path = {r["path"]: r for r in response["results"]}
+    by_path = {where(r): r for r in response["results"]}
     # The strongest chunk is lines 32-37; the whole file comes back, lines 1-31 included.
     assert by_path["src/tables.py"]["text"] == TABLES
     assert by_path["src/tables.py"]["text"].startswith("def parse_csv_rows(")
@@ -317,15 +318,13 @@ def test_file_mode_returns_the_complete_file_from_the_index(corpus, ranked):
 def test_overlapping_window_chunks_are_not_stitched(corpus, ranked):
     chunks = ranked(RUNBOOK_Q, "chunk")
     windows = sorted(
-        (r["startLine"], r["endLine"])
-        for r in chunks["results"]
-        if r["path"] == "notes/runbook.txt"
+        (r["startLine"], r["endLine"]) for r in chunks["results"] if where(r) == "notes/runbook.txt"
     )
     assert len(windows) >= 2
     assert any(b[0] <= a[1] for a, b in itertools.pairwise(windows)), windows  # they overlap
     files = ranked(RUNBOOK_Q, "file")
     assert paths(files).count("notes/runbook.txt") == 1
-    runbook = next(r for r in files["results"] if r["path"] == "notes/runbook.txt")
+    runbook = next(r for r in files["results"] if where(r) == "notes/runbook.txt")
     assert runbook["text"] == RUNBOOK
 
 
@@ -333,8 +332,8 @@ def test_overlapping_window_chunks_are_not_stitched(corpus, ranked):
 def test_no_content_omits_text_and_keeps_ranking(corpus, mode):
     full = ask(corpus, CELSIUS, mode=mode, top=5, context_lines=2)
     bare = ask(corpus, CELSIUS, mode=mode, top=5, context_lines=2, no_content=True)
-    assert [(r["path"], r["score"]) for r in bare["results"]] == [
-        (r["path"], r["score"]) for r in full["results"]
+    assert [(where(r), r["score"]) for r in bare["results"]] == [
+        (where(r), r["score"]) for r in full["results"]
     ]
     assert bare["omitted"] == full["omitted"]
     for result in bare["results"]:
@@ -350,7 +349,7 @@ def test_no_content_omits_text_and_keeps_ranking(corpus, mode):
 def test_context_lines_add_the_surrounding_lines_in_chunk_mode(corpus):
     plain = ask(corpus, "count distinct values per column", top=1)
     hit = plain["results"][0]
-    assert (hit["path"], hit["symbol"]) == ("src/tables.py", "summarize_columns")
+    assert (where(hit), hit["symbol"]) == ("src/tables.py", "summarize_columns")
     assert "context" not in hit
     start, end = hit["startLine"], hit["endLine"]
     assert start > 3 and end < 34  # a chunk in the middle of the file
@@ -417,7 +416,8 @@ def test_budget_shortens_only_the_last_emitted_result(corpus, mode, text, option
     assert {k: v for k, v in last.items() if k not in ("text", "truncated")} == {
         k: v for k, v in second.items() if k not in ("text", "context")
     }
-    assert response["omitted"] == {"top": full["omitted"]["top"], "budget": 2}
+    cut = {"budgetFiles": [where(r) for r in full["results"][2:]]} if mode == "file" else {}
+    assert response["omitted"] == {"top": full["omitted"]["top"], "budget": 2, **cut}
     assert sum(_rendered_size(r) for r in emitted) <= budget
 
 
@@ -495,7 +495,7 @@ def test_explain_reports_channels_and_never_changes_ranking(corpus, ranked, mode
     for result in explained["results"]:
         info = result["explain"]
         channels = info["channels"]
-        assert channels, result["path"]
+        assert channels, where(result)
         assert info["score"] == result["score"]
         for name, channel in channels.items():
             assert channel["rank"] >= 1
@@ -506,7 +506,7 @@ def test_explain_reports_channels_and_never_changes_ranking(corpus, ranked, mode
         total = sum(channel["contribution"] for channel in channels.values())
         assert total == pytest.approx(info["fused"], abs=1e-5)
         assert info["score"] == pytest.approx(info["fused"] * info["prior"], abs=1e-5)
-        assert info["role"] == ("docs" if result["path"].endswith(".txt") else "source")
+        assert info["role"] == ("docs" if where(result).endswith(".txt") else "source")
 
 
 # -- adversarial fixtures ----------------------------------------------------------------------
@@ -515,8 +515,8 @@ def test_explain_reports_channels_and_never_changes_ranking(corpus, ranked, mode
 def test_one_strong_chunk_beats_several_mediocre_chunks(corpus, ranked):
     chunks = ranked(CELSIUS, "chunk")
     strong = chunks["results"][0]
-    assert strong["path"] == "src/tables.py"
-    climate = [r for r in chunks["results"] if r["path"] == "src/climate_log.py"]
+    assert where(strong) == "src/tables.py"
+    climate = [r for r in chunks["results"] if where(r) == "src/climate_log.py"]
     assert len(climate) >= 5
     # A summing (or counting) aggregator would put the long file first.
     assert sum(r["score"] for r in climate) > strong["score"]
@@ -537,12 +537,12 @@ def test_empty_files_are_never_returned(corpus, ranked, mode, text):
 
 def test_a_long_file_appears_once_with_its_whole_text(corpus, ranked):
     chunks = ranked(HUMIDITY, "chunk")
-    climate = [r for r in chunks["results"] if r["path"] == "src/climate_log.py"]
+    climate = [r for r in chunks["results"] if where(r) == "src/climate_log.py"]
     assert len(climate) == 8
     files = ranked(HUMIDITY, "file")
     assert paths(files).count("src/climate_log.py") == 1
     result = files["results"][0]
-    assert result["path"] == "src/climate_log.py"
+    assert where(result) == "src/climate_log.py"
     assert result["text"] == CLIMATE
     assert result["score"] == max(r["score"] for r in climate)
 
@@ -603,7 +603,7 @@ def test_at_an_older_indexed_commit_reads_that_commit(history, mode):
     repo, c1 = history["repo"], history["c1"]
     response = ask(repo, "retry delay backoff", mode=mode, at=c1, top=1)
     result = response["results"][0]
-    assert result["path"] == "upload/retry.py"
+    assert where(result) == "upload/retry.py"
     expected = OLD if mode == "file" else OLD.rstrip("\n")
     assert result["text"] == expected
     assert response["snapshot"]["commit"] == c1
@@ -674,7 +674,7 @@ def test_stale_index_warns_and_refresh_picks_the_edit_up(make_repo, index):
     index(repo)
     fresh = ask(repo, "greet", mode="file", top=1)
     assert fresh["warnings"] == []
-    assert fresh["results"][0]["path"] == "app/greet.py"
+    assert where(fresh["results"][0]) == "app/greet.py"
 
     edited = (
         'def greet(name):\n    return "hello " + name\n\n\n'
@@ -697,5 +697,5 @@ def test_stale_index_warns_and_refresh_picks_the_edit_up(make_repo, index):
 
     after = ask(repo, "say goodbye politely", top=1)
     assert after["warnings"] == []
-    assert after["results"][0]["path"] == "app/greet.py"
+    assert where(after["results"][0]) == "app/greet.py"
     assert "def farewell(name):" in after["results"][0]["text"]

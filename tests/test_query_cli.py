@@ -19,7 +19,7 @@ from conftest import MAILER, TABLES, WEATHER, clipboard, new_repo, pix, pix_json
 from pix.index import index_repository
 
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schema"
-RESPONSE_SCHEMA = json.loads((SCHEMA_DIR / "query-response.v1.json").read_text(encoding="utf-8"))
+RESPONSE_SCHEMA = json.loads((SCHEMA_DIR / "query-response.v2.json").read_text(encoding="utf-8"))
 ERROR_SCHEMA = json.loads((SCHEMA_DIR / "error.v1.json").read_text(encoding="utf-8"))
 EXIT_FOR_CODE = {"unexpected": 1, "bad_input": 2, "not_indexed": 3, "unusable_database": 4}
 
@@ -105,7 +105,7 @@ def test_file_flag_prints_whole_files_under_path_headers(repo):
     assert TABLES in out  # the complete file, lines outside the matching chunk included
     response = run_json(CELSIUS, "--file", "--top", "2", cwd=repo)
     assert response["mode"] == "file"
-    assert [r["path"] for r in response["results"]] == [
+    assert [r["file"] for r in response["results"]] == [
         HEADER.match(line)["path"] for line in lines
     ]
     assert response["results"][0]["text"] == TABLES
@@ -225,7 +225,7 @@ def test_input_from_a_file_equals_the_same_flags(repo, tmp_path):
     from_flags = run_json(CELSIUS, "--file", "--top", "2", "--no-content", cwd=repo)
     assert from_file == from_flags
     assert from_file["mode"] == "file"
-    assert [r["path"] for r in from_file["results"]][0] == "src/tables.py"
+    assert [r["file"] for r in from_file["results"]][0] == "src/tables.py"
     assert all("text" not in r for r in from_file["results"])
 
 

@@ -1,4 +1,4 @@
-"""The JSON contract of `pix query`: schema/query-request.v1.json, query-response.v1.json and
+"""The JSON contract of `pix query`: schema/query-request.v1.json, query-response.v2.json and
 error.v1.json, checked with jsonschema against real responses from a real indexed repository."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import TABLES, WEATHER, git, new_repo
+from conftest import TABLES, WEATHER, git, new_repo, where
 
 from pix import errors
 from pix.errors import UsageError
@@ -26,7 +26,7 @@ def load(name: str) -> dict:
 
 
 REQUEST_SCHEMA = load("query-request.v1.json")
-RESPONSE_SCHEMA = load("query-response.v1.json")
+RESPONSE_SCHEMA = load("query-response.v2.json")
 ERROR_SCHEMA = load("error.v1.json")
 Validator = jsonschema.Draft202012Validator
 
@@ -88,7 +88,7 @@ def test_every_response_validates(repo, mode, view, explain, no_content):
         repo, mode=mode, view=view, explain=explain, no_content=no_content, top=4, context_lines=1
     )
     assert problems(RESPONSE, response) == []
-    assert response["schemaVersion"] == 1
+    assert response["schemaVersion"] == 2
     assert response["mode"] == mode
     assert len(response["results"]) == 4
     assert ("explain" in response) is explain
@@ -99,13 +99,15 @@ def test_every_response_validates(repo, mode, view, explain, no_content):
         assert ("text" in result) is (not no_content)
         assert ("explain" in result) is explain
         assert "truncated" not in result
-        if view == "minimal":
+        if view == "minimal" and mode == "chunk":
             assert "rel" not in result and "role" not in result
-        else:
+        else:  # seed 000: a file result is {file, score, rel, text?, truncated?} in every view
             assert isinstance(result["rel"], float)
         assert ("role" in result) is (view == "full")
-        if mode == "file" and not no_content:
-            assert result["text"] == (repo / result["path"]).read_text(encoding="utf-8")
+        if mode == "file":
+            assert "path" not in result and {"file", "score", "rel"} <= result.keys()
+            if not no_content:
+                assert result["text"] == (repo / result["file"]).read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("mode", ["chunk", "file"])
@@ -125,6 +127,22 @@ def test_truncated_responses_validate(repo, mode, view):
     assert problems(RESPONSE, complete)
 
 
+def test_file_mode_names_the_files_the_budget_left_out(repo):
+    """Issue 10 (15): when maxCharacters cuts files, their paths are still listed."""
+    whole = ask(repo, mode="file", top=4, no_content=True)
+    cut = ask(repo, mode="file", top=4, max_characters=350)
+    assert problems(RESPONSE, cut) == []
+    shown = [r["file"] for r in cut["results"]]
+    assert 1 <= len(shown) < 4
+    assert cut["omitted"]["budget"] == 4 - len(shown)
+    assert cut["omitted"]["budgetFiles"] == [r["file"] for r in whole["results"]][len(shown) :]
+    assert whole["omitted"]["budgetFiles"] == []
+    chunks = ask(repo, mode="chunk", top=4, max_characters=350)
+    assert "budgetFiles" not in chunks["omitted"]  # chunk results keep version 1's omitted
+    listed = {**copy.deepcopy(chunks), "omitted": {**chunks["omitted"], "budgetFiles": []}}
+    assert problems(RESPONSE, listed)
+
+
 @pytest.mark.parametrize("mode", ["chunk", "file"])
 @pytest.mark.parametrize("view", ["minimal", "default", "full"])
 def test_every_result_carries_a_citation_with_blob_and_commit(repo, mode, view):
@@ -134,13 +152,13 @@ def test_every_result_carries_a_citation_with_blob_and_commit(repo, mode, view):
     response = ask(repo, mode=mode, view=view, top=4, no_content=True)
     assert response["snapshot"]["commit"] == head
     for result in response["results"]:
-        assert "citation" in result, f"{view} view: no citation for {result['path']}"
+        assert "citation" in result, f"{view} view: no citation for {where(result)}"
         citation = result["citation"]
         assert problems(CITATION, citation) == []
         assert HEX40.match(citation["blob"])
-        assert citation["blob"] == git(repo, "rev-parse", f"HEAD:{result['path']}")
+        assert citation["blob"] == git(repo, "rev-parse", f"HEAD:{where(result)}")
         assert citation["commit"] == head
-        assert citation["path"] == result["path"]
+        assert citation["path"] == where(result)
         assert citation["id"]
 
 
@@ -169,6 +187,7 @@ def test_mode_and_result_shape_must_agree(repo):
         ("kind", "function"),
         ("symbol", "x"),
         ("context", {"before": "", "after": ""}),
+        ("path", "src/tables.py"),  # version 1's name for it
     ]:
         bad = copy.deepcopy(files)
         bad["results"][0][key] = value
@@ -189,7 +208,7 @@ def test_explain_block_validates_and_names_known_channels(repo, mode):
         channels = result["explain"]["channels"]
         assert channels and set(channels) <= {"dense", "bm25", "ident", "path"}
     everything = ask(repo, mode="file", view="full", explain=True, top=10, no_content=True)
-    roles = {r["path"]: (r["role"], r["explain"]["role"]) for r in everything["results"]}
+    roles = {r["file"]: (r["role"], r["explain"]["role"]) for r in everything["results"]}
     assert roles == {
         "src/tables.py": ("source", "source"),
         "src/weather.py": ("source", "source"),

@@ -78,7 +78,7 @@ def test_every_kind_is_seeded_and_each_fixture_shows_exactly_its_own_kind(repo):
             path = f"fixtures/case_{i:02d}.{EXTENSIONS[language]}"
             request = QueryRequest("x", mode="file", only_paths=[path])
             response = engine.query(request)
-            assert [r["path"] for r in response["results"]] == [path]
+            assert [r["file"] for r in response["results"]] == [path]
             assert response["redactionSummary"]["byKind"] == {kind: 1}, path
     finally:
         engine.close()

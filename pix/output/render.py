@@ -77,7 +77,7 @@ def from_response(response: dict) -> list[Result]:
         out.append(
             Result(
                 mode=response["mode"],
-                path=item["path"],
+                path=item["file"] if response["mode"] == "file" else item["path"],
                 blob="",
                 score=item["score"],
                 rel=item.get("rel", 0.0),
@@ -126,10 +126,19 @@ def render_response(response: dict) -> str:
             f"(query shape {ex['shape']}, {ex['fusion']} fusion, weights {weights}, "
             f"priors {'on' if ex['priors'] else 'off'}, {ex['candidates']} candidates)\n"
         )
+    return text + omitted_line(response) if response["results"] else "no results\n"
+
+
+def omitted_line(response: dict) -> str:
+    """What top and the budget left out (naming the files a budget cut), or ''."""
     omitted = response["omitted"]
-    if omitted["top"] or omitted["budget"]:
-        text += f"({omitted['top']} more below top, {omitted['budget']} cut by the budget)\n"
-    return text if response["results"] else "no results\n"
+    if not (omitted["top"] or omitted["budget"]):
+        return ""
+    names = ": " + ", ".join(omitted["budgetFiles"]) if omitted.get("budgetFiles") else ""
+    lift = "; raise --max-characters (0: no limit) to see them" if omitted["budget"] else ""
+    return (
+        f"({omitted['top']} more below top, {omitted['budget']} cut by the budget{names}{lift})\n"
+    )
 
 
 def colorize_response(response: dict) -> str:
@@ -137,7 +146,7 @@ def colorize_response(response: dict) -> str:
         return "no results\n"
     if any("explain" in item for item in response["results"]):
         return render_response(response)  # explanations read best without highlighting
-    return colorize(from_response(response))
+    return colorize(from_response(response)) + omitted_line(response)
 
 
 def render_status(report: dict) -> str:
