@@ -486,7 +486,7 @@ def _reindex(
         return None, f"edited {rel}; FAILED: {' '.join(str(exc).split())}"
     try:
         report = json.loads(out)
-        facts = (f"new_blobs={report.get('new_blobs')} chunks_added={report.get('chunks_added')}"
+        facts = (f"newBlobs={report.get('newBlobs')} chunksAdded={report.get('chunksAdded')}"
                  f" embedded={report.get('embedded')}")
     except json.JSONDecodeError:
         facts = "the CLI printed no JSON report"

@@ -14,7 +14,6 @@ import os
 import sys
 import typing
 from collections.abc import Callable
-from dataclasses import asdict
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -116,7 +115,7 @@ def index(
         progress=Progress(enabled=None if not quiet else False),
     )
     if as_json:
-        emit_json(asdict(report))
+        emit_json(report.describe())
     elif not quiet:
         skipped = sum(report.skipped.values())
         typer.echo(

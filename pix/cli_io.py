@@ -35,10 +35,20 @@ def emit_json(payload: object) -> None:
 
 
 def read_json(source: str) -> object:
+    """The JSON request of --input (a file, or - for stdin): anything that is not UTF-8 JSON
+    is bad input (exit 2). A byte order mark is allowed, as RFC 8259 lets a parser allow it."""
     try:
-        raw = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
     except OSError as exc:
         raise errors.UsageError(f"cannot read --input {source}: {exc.strerror}") from None
+    try:
+        raw = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        where = "stdin" if source == "-" else source
+        raise errors.UsageError(
+            f"--input {where} is not UTF-8 text (byte {exc.start} is {data[exc.start]:#04x})",
+            hint="save the request as UTF-8",
+        ) from None
     try:
         return json.loads(raw)
     except json.JSONDecodeError as exc:
@@ -62,9 +72,9 @@ def output_format(argv: list[str]) -> str:
 def fail(error: errors.PixError, argv: list[str]) -> int:
     """The error envelope on stdout for json (and both), one line on stderr for text (and both)."""
     fmt = output_format(argv)
-    if fmt in ("json", "both"):
+    if fmt in ("json", "both") and not error.after_answer:  # stdout holds one document
         emit_json(error.envelope())
-    if fmt != "json":
+    if fmt != "json" or error.after_answer:
         line = f"pix: error: {error.message}"
         if error.hint:
             line += f" ({error.hint})"
@@ -84,30 +94,24 @@ def emit_response(response: dict, fmt: Format, copy: bool) -> None:
     """Render a query response exactly as `pix query` does."""
     from pix.output import render
 
-    _emit(
-        response, fmt, copy, render.render_response(response),
-        lambda: render.colorize_response(response),
-    )  # fmt: skip
+    plain = render.render_response(response)
+    _emit(response, fmt, plain, lambda: render.colorize_response(response))
+    _copy(plain, copy)
 
 
 def emit_pack(response: dict, fmt: Format, copy: bool) -> None:
     """Render a pack response: the packet as text, and a one-line summary on stderr."""
     from pix.output.render import pack_summary
 
-    _emit(response, fmt, copy, response["text"], None)
+    _emit(response, fmt, response["text"], None)
     if fmt is not Format.json:
         typer.echo(pack_summary(response), err=True)
+    _copy(response["text"], copy)
 
 
-def _emit(
-    response: dict, fmt: Format, copy: bool, plain: str, coloured: Callable[[], str] | None
-) -> None:
+def _emit(response: dict, fmt: Format, plain: str, coloured: Callable[[], str] | None) -> None:
     """JSON on stdout (json, both), warnings and text on stderr (both) or text on stdout (text);
     `coloured` is the terminal form of `plain`, if there is one."""
-    if copy:  # first: a clipboard failure must not follow a printed answer on stdout
-        from pix.output.clipboard import copy as to_clipboard
-
-        to_clipboard(plain)
     if fmt is not Format.text:
         emit_json(response)
     if fmt is not Format.json:
@@ -115,3 +119,13 @@ def _emit(
             typer.echo(f"warning: {warning}", err=True)
         stream = sys.stdout if fmt is Format.text else sys.stderr
         stream.write(coloured() if coloured and stream.isatty() else plain)
+
+
+def _copy(plain: str, copy: bool) -> None:
+    """The clipboard comes after the answer: if it fails (ClipboardError: exit 2, reported on
+    stderr only), the answer has been given exactly as without --copy."""
+    if copy:
+        from pix.output.clipboard import copy as to_clipboard
+
+        sys.stdout.flush()
+        to_clipboard(plain)

@@ -19,6 +19,7 @@ class PixError(Exception):
 
     exit_code = EXIT_UNEXPECTED
     code = "unexpected"
+    after_answer = False  # raised once the answer is printed: report it on stderr only
 
     def __init__(self, message: str, hint: str | None = None) -> None:
         super().__init__(message)
@@ -35,6 +36,14 @@ class PixError(Exception):
 class UsageError(PixError):
     exit_code = EXIT_USAGE
     code = "bad_input"
+
+
+class ClipboardError(UsageError):
+    """`--copy` could not write the clipboard. The answer is printed before the copy is tried,
+    so stdout keeps exactly that answer and this goes to stderr (exit 2: the option cannot be
+    honoured here)."""
+
+    after_answer = True
 
 
 class NotIndexedError(PixError):

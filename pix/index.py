@@ -13,7 +13,7 @@ import hashlib
 import os
 import time
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import apsw
@@ -24,12 +24,14 @@ from pix.ingest.chunk import chunk_file, language_for_path
 from pix.ingest.embed import Embedder, check_identity, length_batches, model_identity, quantize
 from pix.ingest.terms import identifier_parts, path_terms, split_identifier
 from pix.progress import Progress
+from pix.schemas import json_name
 from pix.store import Store, open_store, sql
 from pix.store.db import DATABASE_SUFFIXES, now_iso, remove_database
 
 BATCH_FILES = 400
 BATCH_BYTES = 8 << 20
 EMBED_COMMIT_SECONDS = 2.0
+SCHEMA_VERSION = 1  # of the report (schema/index-response.v1.json)
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,14 @@ class IndexReport:
     embed_pending: int
     seconds: dict[str, float] = field(default_factory=dict)
     db: str = ""
+
+    def describe(self) -> dict:
+        """What `pix index --json` prints and the MCP index tool returns, in the contracts'
+        camelCase (schema/index-response.v1.json)."""
+        return {
+            "schemaVersion": SCHEMA_VERSION,
+            **{json_name(k): v for k, v in asdict(self).items()},
+        }
 
 
 def _record_identity(store: Store) -> None:

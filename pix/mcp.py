@@ -18,7 +18,7 @@ import copy
 import json
 import threading
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import anyio
 import anyio.to_thread
@@ -37,6 +37,8 @@ DEFAULT_MAX_CHARACTERS = 20_000
 TOOLS_SCHEMA = "mcp-tools.v1.json"
 QUERY_RESPONSE = "query-response.v2.json"
 PACK_RESPONSE = "pack-response.v1.json"
+STATUS_RESPONSE = "status-response.v1.json"
+INDEX_RESPONSE = "index-response.v1.json"
 
 INSTRUCTIONS = (
     "pix searches the local git repository it was started in, by meaning, words and "
@@ -123,7 +125,7 @@ def tool_specs(default_max: int, refresh: bool) -> list[ToolSpec]:
             "status",
             "What the index holds (snapshots, files, chunks, embedded share) and which files "
             "changed since it was built. The JSON of `pix status --json`.",
-            read_only=True, destructive=False, idempotent=True, output=None,
+            read_only=True, destructive=False, idempotent=True, output=STATUS_RESPONSE,
         ),
         ToolSpec(
             "discover",
@@ -139,7 +141,7 @@ def tool_specs(default_max: int, refresh: bool) -> list[ToolSpec]:
             "index",
             "Bring the index up to date with the work tree: only changed files are read and "
             "only new chunks embedded. The JSON of `pix index --json`.",
-            read_only=False, destructive=False, idempotent=True, output=None,
+            read_only=False, destructive=False, idempotent=True, output=INDEX_RESPONSE,
         ),
     ]  # fmt: skip
 
@@ -273,7 +275,7 @@ class PixMcp:
         except NotIndexedError:
             embedder = None  # the first index: index_repository loads the model itself
         target = locate(self.cwd, self.db)
-        return asdict(index_repository(str(target.root), str(target.db), embedder=embedder))
+        return index_repository(str(target.root), str(target.db), embedder=embedder).describe()
 
     def _answer(self, request: QueryRequest) -> dict:
         """Run a request through the one query path, with the agent's budget and, if files

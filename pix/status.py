@@ -4,11 +4,26 @@ from __future__ import annotations
 
 from pix.index import locate
 from pix.ingest.embed import model_identity
+from pix.schemas import json_name
 from pix.snapshot import Snapshot, changed_files
 from pix.store import open_store, sql
 
+SCHEMA_VERSION = 1  # schema/status-response.v1.json
+NUMBERS = ("dims", "maxTokens")  # `meta` holds text; the answer gives numbers as numbers
+
+
+def _model(recorded: dict[str, str | None]) -> dict:
+    """The model identity recorded in `meta` (model.max_tokens -> maxTokens, "384" -> 384)."""
+    out: dict = {}
+    for key, value in recorded.items():
+        name = json_name(key.removeprefix("model."))
+        out[name] = int(value) if name in NUMBERS and value is not None else value
+    return out
+
 
 def status(db: str | None = None, cwd: str | None = None) -> dict:
+    """What `pix status --json` prints and the MCP status tool returns
+    (schema/status-response.v1.json)."""
     target = locate(cwd, db)
     store = open_store(target.db, create=False)
     try:
@@ -51,9 +66,10 @@ def status(db: str | None = None, cwd: str | None = None) -> dict:
         if p.exists()
     )
     return {
+        "schemaVersion": SCHEMA_VERSION,
         "db": str(target.db),
         "root": str(target.root),
-        "model": {key.removeprefix("model."): value for key, value in recorded.items()},
+        "model": _model(recorded),
         "snapshots": snapshots,
         "blobs": blobs,
         "sourceBytes": source_bytes,

@@ -1,10 +1,12 @@
 """CLI output edges: explain in text, failures under --format both, a failing clipboard,
-context lines around form feeds, text that is not UTF-8."""
+context lines around form feeds, text that is not UTF-8, and the machine output of index and
+status (schema/index-response.v1.json, status-response.v1.json)."""
 
 from __future__ import annotations
 
 import json
 
+import jsonschema
 import pytest
 from conftest import pix
 
@@ -54,8 +56,9 @@ def test_failing_clipboard_leaves_one_json_document(repo):
     code, out, err = pix(
         "query", "zebra", "--copy", "--json", cwd=repo, env={"PIX_CLIPBOARD": "false"}
     )
-    assert code == 1
-    assert list(json.loads(out)) == ["error"]  # one document: the error, no answer before it
+    assert code == 2
+    assert "results" in json.loads(out)  # one document: the answer, no error envelope after it
+    assert err == "pix: error: clipboard command 'false' exited 1\n"
 
 
 def test_context_lines_count_lines_as_the_chunker_does(repo):
@@ -74,3 +77,107 @@ def test_text_that_is_not_utf8_is_skipped_as_not_text(repo):
     code, out, err = pix("status", "--json", cwd=repo)
     assert code == 0
     assert json.loads(out)["snapshots"][0]["skipped"] == {"not_text": 1}
+
+
+# -- issue 10 (6): consistent machine output ---------------------------------------------------
+
+
+def schema_problems(payload: object, schema: str) -> list[str]:
+    from pix.schemas import bundled
+
+    validator = jsonschema.Draft202012Validator(bundled(schema))
+    return [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(payload)]
+
+
+def test_index_json_is_camel_case_with_a_schema_version(repo):
+    code, out, err = pix("index", str(repo), "--json", "--quiet")
+    assert code == 0, err
+    report = json.loads(out)
+    assert schema_problems(report, "index-response.v1.json") == []
+    assert report["schemaVersion"] == 1
+    assert not [key for key in report if "_" in key], report
+    assert report["skipped"] == {"not_text": 1} and report["embedPending"] == 0
+
+
+def test_status_json_gives_numbers_as_numbers_and_a_schema_version(repo):
+    code, out, err = pix("status", "--json", cwd=repo)
+    assert code == 0, err
+    report = json.loads(out)
+    assert schema_problems(report, "status-response.v1.json") == []
+    assert report["schemaVersion"] == 1
+    assert report["model"]["dims"] == 384 and isinstance(report["model"]["maxTokens"], int)
+    text = pix("status", cwd=repo)[1]
+    assert "(384 dims, " in text
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["query"], ["pack"], ["discover"]],
+    ids=["query", "pack", "discover"],
+)
+@pytest.mark.parametrize("where", ["file", "stdin"])
+def test_input_that_is_not_utf8_is_bad_input(repo, tmp_path, command, where):
+    latin = '{"query": "caf\xe9", "budget": 100}'.encode("latin-1")
+    if where == "file":
+        request = tmp_path / "request.json"
+        request.write_bytes(latin)
+        done = run_bytes(*command, "--input", str(request), cwd=repo)
+    else:
+        done = run_bytes(*command, "--input", "-", cwd=repo, stdin=latin)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(b"pix: error: --input ") and b"is not UTF-8" in done.stderr
+    assert done.stderr.count(b"\n") == 1 and done.stdout == b""
+
+
+def test_input_may_start_with_a_byte_order_mark(repo, tmp_path):
+    request = tmp_path / "request.json"
+    request.write_bytes(b"\xef\xbb\xbf" + json.dumps({"query": "zebra", "top": 1}).encode())
+    code, out, err = pix("query", "--input", str(request), "--json", cwd=repo)
+    assert code == 0, err
+    assert json.loads(out)["results"]
+
+
+def run_bytes(*args: str, cwd, stdin: bytes | None = None, env: dict | None = None):
+    import os
+    import subprocess
+    import sys
+
+    from conftest import GIT_ENV
+
+    return subprocess.run(
+        [sys.executable, "-P", "-m", "pix.cli", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        env={**os.environ, **GIT_ENV, **(env or {})},
+    )
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "both"])
+def test_copy_without_a_clipboard_still_prints_the_answer_then_exits_2(repo, tmp_path, fmt):
+    import shutil
+
+    # A PATH with git and nothing else: no clipboard command can be found on it.
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "git").symlink_to(shutil.which("git"))
+    env = {"PIX_CLIPBOARD": "", "PATH": str(tools)}
+    args = ("query", "zebra unicorn target", "--top", "1", "--format", fmt)
+    code, answer, _ = pix(*args, cwd=repo)
+    assert code == 0
+    code, out, err = pix(*args, "--copy", cwd=repo, env=env)
+    assert code == 2
+    assert out == answer  # exactly the answer without --copy: one document with JSON
+    last = err.splitlines()[-1]
+    assert last.startswith("pix: error: no clipboard command found") and "PIX_CLIPBOARD" in last
+
+
+def test_pack_copy_without_a_clipboard_prints_the_packet_and_its_summary(repo):
+    code, out, err = pix(
+        "pack", "zebra unicorn target", "--budget", "200", "--copy", cwd=repo,
+        env={"PIX_CLIPBOARD": "sh -c 'exit 7'"},
+    )  # fmt: skip
+    assert code == 2
+    assert "zebra_unicorn_target" in out
+    assert err.splitlines()[0].startswith("pix pack: ")
+    assert err.splitlines()[-1] == "pix: error: clipboard command 'sh' exited 7"

@@ -307,7 +307,7 @@ def test_killed_index_leaves_consistent_database(make_repo):
     proc.wait()
     assert embedded > 0, "the index should have committed some vectors before the kill"
     code, report, _ = pix_json("index", str(repo), "--json", "--quiet")
-    assert code == 0 and report["embed_pending"] == 0
+    assert code == 0 and report["embedPending"] == 0
     chunks = rows(db, "SELECT count(*) FROM chunk")[0][0]
     assert rows(db, "SELECT count(*), count(DISTINCT chunk_id) FROM chunk_vec")[0] == (
         chunks,

@@ -15,12 +15,14 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
+import jsonschema
 import pytest
 from conftest import AREA, GEOMETRY, GIT_ENV, GREETING, indexed_repo, pix, private_db, write
 from mcp import Client, StdioServerParameters
 
 from pix import alias
 from pix.mcp import DEFAULT_MAX_CHARACTERS
+from pix.schemas import bundled
 
 # Longer than the default budget, so the budget has something to cut.
 LOG = "# Station log\n\n" + "".join(
@@ -300,6 +302,11 @@ def test_bad_input_is_a_tool_error_with_the_cli_message_and_the_server_keeps_ser
         assert await call(client, "query", {"query": AREA, "mode": "file"}) == good
 
 
+def problems(payload: dict, schema: str) -> list[str]:
+    validator = jsonschema.Draft202012Validator(bundled(schema))
+    return [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(payload)]
+
+
 def test_no_index_is_an_error_until_the_index_tool_builds_one(make_repo, tmp_path):
     root = make_repo({"hello.py": GREETING})
     db = tmp_path / "fresh.db"
@@ -314,9 +321,15 @@ def test_no_index_is_an_error_until_the_index_tool_builds_one(make_repo, tmp_pat
             assert structured == envelope
             assert text.splitlines()[0] == f"no pix index at {db}"
         report = (await call(client, "index", {}))["json"]
-        assert report["files"] == 1 and report["embed_pending"] == 0
+        assert report["files"] == 1 and report["embedPending"] == 0
+        assert problems(report, "index-response.v1.json") == []  # camelCase, schemaVersion
         status = (await call(client, "status", {}))["json"]
         assert status["chunks"] >= 1 and status["workTree"]["changed"] == 0
+        assert problems(status, "status-response.v1.json") == []
+        assert status["model"]["dims"] == 384  # a number, not "384"
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert tools["index"].output_schema == bundled("index-response.v1.json")
+        assert tools["status"].output_schema == bundled("status-response.v1.json")
         response = (await call(client, "query", {"query": "say hello", "mode": "chunk"}))["json"]
         assert response["results"][0]["path"] == "hello.py"
 

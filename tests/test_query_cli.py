@@ -203,13 +203,13 @@ def test_copy_with_json_output_still_copies_text(repo, tmp_path, mode_args):
     assert not copied.lstrip().startswith("{")
 
 
-def test_a_failing_clipboard_command_is_a_one_line_error(repo):
+def test_a_failing_clipboard_command_is_a_one_line_error_after_the_answer(repo):
     code, out, err = run(
         CELSIUS, "--top", "1", "--copy", cwd=repo, env={"PIX_CLIPBOARD": "sh -c 'exit 7'"}
     )
-    assert code == 1
-    assert err.startswith("pix: error:")
-    assert err.count("\n") == 1
+    assert code == 2
+    assert out.startswith("── src/tables.py:")  # the answer, as without --copy
+    assert err == "pix: error: clipboard command 'sh' exited 7\n"
 
 
 # -- --input -----------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Clipboard backends. `--copy` always copies formatted text, never JSON.
 
-A backend is any command that reads the text on stdin. `PIX_CLIPBOARD` names one explicitly
+A backend is any command that reads the text on stdin. Any failure is a ClipboardError (exit 2),
+raised after the answer was printed. `PIX_CLIPBOARD` names one explicitly
 (tests point it at a command that writes a file); otherwise the first of pbcopy, wl-copy,
 xclip and xsel found on PATH is used.
 """
@@ -12,7 +13,7 @@ import shlex
 import shutil
 import subprocess
 
-from pix.errors import PixError
+from pix.errors import ClipboardError
 
 CANDIDATES = (
     ["pbcopy"],
@@ -30,7 +31,7 @@ def backend() -> list[str]:
     for command in CANDIDATES:
         if shutil.which(command[0]):
             return command
-    raise PixError(
+    raise ClipboardError(
         "no clipboard command found (pbcopy, wl-copy, xclip, xsel)",
         hint="install one, or set PIX_CLIPBOARD to a command that reads stdin",
     )
@@ -41,6 +42,6 @@ def copy(text: str) -> None:
     try:
         done = subprocess.run(command, input=text.encode("utf-8"), capture_output=True, check=False)
     except OSError as exc:
-        raise PixError(f"clipboard command {command[0]!r} failed: {exc}") from None
+        raise ClipboardError(f"clipboard command {command[0]!r} failed: {exc}") from None
     if done.returncode != 0:
-        raise PixError(f"clipboard command {command[0]!r} exited {done.returncode}")
+        raise ClipboardError(f"clipboard command {command[0]!r} exited {done.returncode}")
