@@ -82,11 +82,11 @@ class Pacer:
         self.paused_s = self.paused_cpu_s = 0.0
         self.turn_start = time.perf_counter()
 
-    def start(self, label: str, total: int) -> None:
+    def start(self, label: str, total: int, work: int | None = None) -> None:
         self.total, self.done = total, 0
         self.turn_start = time.perf_counter()
 
-    def advance(self, n: int = 1) -> None:
+    def advance(self, n: int = 1, work: int = 0) -> None:
         self.done += n
         if time.perf_counter() - self.turn_start >= TURN_SECONDS:
             self.hand_over()

@@ -416,7 +416,10 @@ def embed_pending(
     embedder = embedder or Embedder()
     encodings = embedder.encode([embed_text(context, text) for _, context, text in pending])
     batches = length_batches([len(e.ids) for e in encodings])
-    progress.start("embedding chunks", len(pending))
+    # The model's time follows the padded tokens of a batch, not its chunk count: batches run
+    # shortest first, so a rate in chunks would promise far too little time left.
+    cost = [len(batch) * max(len(encodings[i].ids) for i in batch) for batch in batches]
+    progress.start("embedding chunks", len(pending), work=sum(cost))
     done: list[tuple[str, bytes]] = []
     last_commit = time.monotonic()
 
@@ -427,10 +430,10 @@ def embed_pending(
                     conn.execute(sql.INSERT_VECTOR, (chunk_id, vector))
         done.clear()
 
-    for batch in batches:
+    for batch, tokens in zip(batches, cost, strict=True):
         vectors = quantize(embedder.embed_encoded([encodings[i] for i in batch]))
         done.extend((pending[i][0], vectors[row].tobytes()) for row, i in enumerate(batch))
-        progress.advance(len(batch))
+        progress.advance(len(batch), work=tokens)
         if time.monotonic() - last_commit >= EMBED_COMMIT_SECONDS:
             commit()
             last_commit = time.monotonic()

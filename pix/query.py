@@ -27,7 +27,7 @@ from pix.retrieve.route import CHANNELS, Route, route
 from pix.retrieve.search import RRF_K, Hit, register_functions, search
 from pix.schemas import JsonRequest
 from pix.snapshot import Snapshot, changed_files, select_snapshot
-from pix.store import open_store, search_sql
+from pix.store import open_store, search_sql, sql
 from pix.store.db import Store
 
 SCHEMA_VERSION = 2  # 2: file results name their `file` (seed 000), omitted.budgetFiles
@@ -219,23 +219,37 @@ def retrieve(
                 f"{len(changed)} file(s) changed since this snapshot was indexed ({sample}); "
                 "run with --refresh or `pix index` to include them"
             )
-    embedded = store.conn.execute(search_sql.EMBEDDED_COUNT, (snapshot.id,)).fetchone()[0]
+    chunks, embedded = store.conn.execute(sql.SNAPSHOT_COUNTS, {"snapshot": snapshot.id}).fetchone()
     r = route(request.query, request.channels)
     vector = None
     if r.weights["dense"] > 0 and embedded:
         from pix.ingest.embed import quantize
 
         vector = quantize(engine.embedder().embed_batch([request.query]))[0]
-    elif r.weights["dense"] > 0:
-        warnings.append(
-            "no chunk is embedded yet; meaning-based search is off until "
-            "`pix index` finishes embedding"
-        )
+    if r.weights["dense"] > 0:
+        warnings.extend(coverage_warning(chunks, embedded))
     paths = filter_paths(store, snapshot.id, request.only_paths, request.ignore_paths)
     hits = search(
         store, snapshot.id, request.query, r, vector, paths, request.fusion, request.priors
     )
     return Retrieval(snapshot, hits, r)
+
+
+def coverage_warning(chunks: int, embedded: int) -> list[str]:
+    """What to say while embedding is unfinished (nothing when every chunk has a vector, or
+    when there are no chunks: an empty repository waits for nothing)."""
+    if embedded >= chunks:
+        return []
+    if not embedded:
+        return [
+            "no chunk is embedded yet; meaning-based search is off until "
+            "`pix index` finishes embedding"
+        ]
+    share = min(max(round(100 * embedded / chunks), 1), 99)  # never 0% or 100% while partial
+    return [
+        f"meaning-based search covers {share}% of chunks ({embedded:,} of {chunks:,} "
+        "embedded); run `pix index` to finish embedding"
+    ]
 
 
 def run_query(

@@ -154,11 +154,6 @@ SEARCH_DBSF = _CHANNELS + _DBSF + _FUSE
 SNAPSHOT_PATHS = "SELECT path FROM snapshot_file WHERE snapshot_id = ? ORDER BY path"
 CHUNK_TEXTS = "SELECT id, text, context FROM chunk WHERE id IN (SELECT value FROM json_each(?))"
 BLOB_CONTENT = "SELECT content, size FROM blob WHERE sha = ?"
-EMBEDDED_COUNT = """
-SELECT count(*) FROM chunk_vec WHERE chunk_id IN (
-    SELECT c.id FROM chunk c JOIN snapshot_file f ON f.blob_sha = c.blob_sha
-    WHERE f.snapshot_id = ?)
-"""
 NEWEST_WORKTREE_SNAPSHOT = """
 SELECT id, kind, root, commit_sha, branch, dirty, created_at FROM snapshot
 WHERE root = ? AND kind IN ('worktree', 'folder') ORDER BY id DESC LIMIT 1

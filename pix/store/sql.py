@@ -72,13 +72,15 @@ SELECT s.id, s.kind, s.root, s.commit_sha, s.branch, s.dirty, s.created_at,
        (SELECT count(*) FROM skipped k WHERE k.snapshot_id = s.id) AS skipped
 FROM snapshot s ORDER BY s.id
 """
+# The snapshot's distinct chunks (content at two paths is chunked once) and how many of them
+# have a vector: status's embedded share, and the share of chunks meaning search covers.
 SNAPSHOT_COUNTS = """
 SELECT count(*) AS chunks,
        (SELECT count(*) FROM chunk_vec v WHERE v.chunk_id IN (
-            SELECT c2.id FROM chunk c2 JOIN snapshot_file f2 ON f2.blob_sha = c2.blob_sha
-            WHERE f2.snapshot_id = :snapshot)) AS embedded
-FROM chunk c JOIN snapshot_file f ON f.blob_sha = c.blob_sha
-WHERE f.snapshot_id = :snapshot
+            SELECT c2.id FROM chunk c2 WHERE c2.blob_sha IN (
+                SELECT blob_sha FROM snapshot_file WHERE snapshot_id = :snapshot))) AS embedded
+FROM chunk c
+WHERE c.blob_sha IN (SELECT blob_sha FROM snapshot_file WHERE snapshot_id = :snapshot)
 """
 TOTALS = """
 SELECT (SELECT count(*) FROM blob), (SELECT coalesce(sum(size), 0) FROM blob),
