@@ -282,6 +282,85 @@ def test_absence_evidence_only_for_complete_cells(make_repo, index):
     assert r["coverage"]["complete"] == 4
 
 
+def test_files_the_indexer_skipped_make_their_cells_partial(make_repo, index):
+    """Issue 10 (17): "absent" only over files that were searched. A file in a cell's scope
+    that the indexer skipped (not UTF-8, too large, a secret) makes the cell partial, naming
+    it; binary files do not (no text search reads them), nor does a lock file that recommended
+    filtering leaves out anyway."""
+    repo = make_repo(
+        {
+            "src/app.py": "def handler():\n    return 1\n",
+            "src/legacy.txt": b"caf\xe9 handler\n",  # Latin-1: not_text
+            "src/big.log": "handler line\n" * 200,  # 2,600 bytes, over max_bytes below
+            "src/package-lock.json": '{"lockfileVersion": 3}\n',  # generated
+            "docs/guide.md": "# Guide\n\nNothing to see.\n",
+            "docs/logo.png": b"\x89PNG\r\n\x1a\n\0\0\0",  # binary
+            ".env": "API_TOKEN=abc\n",  # secret
+        }
+    )
+    index(repo, embed=False, max_bytes=1000)
+    request = {
+        "queries": [lit("absent", "zzz_nowhere"), lit("hit", "handler")],
+        "roots": [".", "src", "docs"],
+        "outputMode": "detailed",
+    }
+    r = run(repo, **request)
+    m = cells(r)
+    evidence = {(a["hypothesis"], a["root"]) for a in r["coverage"]["absenceEvidence"]}
+    # The png is not text, so docs was searched whole; src and . hold unsearched files.
+    assert evidence == {("absent", "docs"), ("hit", "docs")}
+    for hypothesis in ("absent", "hit"):
+        cell = m[(hypothesis, "src")]
+        assert cell["status"] == "partial" and not cell["complete"]
+        assert cell["unsearchedFiles"] == 2
+        assert "src/big.log (too_large), src/legacy.txt (not_text)" in cell["reason"]
+    assert m[("hit", "src")]["matchedFiles"] == 1  # what was searched still matched
+    assert m[("absent", ".")]["unsearchedFiles"] == 3  # .env, big.log, legacy.txt
+    roots = {root["root"]: root for root in r["coverage"]["roots"]}
+    assert roots["."]["unsearched"] == {
+        "count": 3,
+        "files": [
+            {"path": ".env", "reason": "secret"},
+            {"path": "src/big.log", "reason": "too_large"},
+            {"path": "src/legacy.txt", "reason": "not_text"},
+        ],
+        "truncated": False,
+    }
+    assert roots["docs"]["unsearched"]["count"] == 0 and roots["docs"]["indexSkipped"] == {
+        "binary": 1
+    }
+    text = render_text(r)
+    assert "absent (complete search, no match): absent in docs, hit in docs\n" in text
+    assert "never searched, so its cells are partial: src/big.log (too_large)" in text
+    # Out of the globs' scope, a skipped file does not count; native-only filtering adds the
+    # generated lock file the recommended filter leaves out.
+    only_py = run(repo, **{**request, "globs": ["*.py"]})
+    assert ("absent", "src") in {
+        (a["hypothesis"], a["root"]) for a in only_py["coverage"]["absenceEvidence"]
+    }
+    native = run(repo, **{**request, "filterMode": "native-only"})
+    assert cells(native)[("absent", "src")]["unsearchedFiles"] == 3
+    assert "src/package-lock.json (generated)" in cells(native)[("absent", "src")]["reason"]
+
+
+def test_the_hint_names_the_flag_the_user_typed(make_repo, index, tmp_path):
+    """Issue 10 (18): from flags, the text hint and a bad value name --max-candidates; from a
+    JSON request they name maxCandidates."""
+    repo = make_repo({f"m{i}.py": "alpha = 1\n" for i in range(3)})
+    index(repo, embed=False)
+    code, out, err = pix("discover", "-l", "a=alpha", "--max-candidates", "1", cwd=repo)
+    assert code == 0, err
+    assert "… 2 more (raise --max-candidates)" in out
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps({"queries": [lit("a", "alpha")], "maxCandidates": 1}))
+    code, out, err = pix("discover", "--input", str(request), cwd=repo)
+    assert code == 0, err
+    assert "… 2 more (raise maxCandidates)" in out
+    code, out, err = pix("discover", "-l", "a=alpha", "--max-candidates", "60", cwd=repo)
+    assert code == 2
+    assert err == "pix: error: --max-candidates must be 1-50, not 60\n"
+
+
 def test_stale_files_are_reported(repo):
     write(repo, {"app/store.py": APP + "\ndef extra_session(): pass\n", "app/new.py": "x\n"})
     (repo / "docs" / "sessions.md").unlink()

@@ -21,7 +21,14 @@ import apsw
 from pix.discover import fragments, trigram
 from pix.discover.masking import Key, Shown
 from pix.discover.request import Hypothesis, Request, parse_request
-from pix.discover.scope import GlobFilter, Root, describe_root, resolve_root, scope_root
+from pix.discover.scope import (
+    GlobFilter,
+    Root,
+    describe_root,
+    resolve_root,
+    scope_root,
+    unsearched_reason,
+)
 from pix.discover.verify import Excerpt, FileResult, Matcher
 from pix.index import locate
 from pix.snapshot import changed_files, select_snapshot
@@ -65,6 +72,7 @@ class Cell:
     matched_files: int = 0
     matching_lines: int = 0
     stale_files: int = 0
+    unsearched_files: int = 0
 
     @property
     def complete(self) -> bool:
@@ -84,6 +92,7 @@ class Cell:
             "matchedFiles": self.matched_files,
             "matchingLines": self.matching_lines,
             "staleFiles": self.stale_files,
+            "unsearchedFiles": self.unsearched_files,
         }
 
 
@@ -238,6 +247,7 @@ def _search(
             candidates = {p for p in in_roots if files[p][1] is None or files[p][1] in ids}
         for root in roots:
             cell = Cell(h.id, root.name, stale_files=len(root.stale))
+            cell.unsearched_files = len(root.unsearched) if root.status == "searched" else 0
             cells.append(cell)
             if root.status != "searched":
                 cell.status, cell.reason = root.status, root.reason
@@ -254,6 +264,11 @@ def _search(
                     )  # fmt: skip
                 except Exception as exc:  # one cell's failure must not sink the others
                     cell.status, cell.reason = "error", f"{type(exc).__name__}: {exc}"
+            if cell.unsearched_files and cell.status in (*COMPLETE_STATUSES, "partial"):
+                # Absence (or a complete match list) holds only over files actually searched.
+                why = unsearched_reason(root)
+                cell.reason = f"{cell.reason}; {why}" if cell.status == "partial" else why
+                cell.status = "partial"
             if cell.stale_files and cell.status in COMPLETE_STATUSES:
                 cell.reason = (
                     f"{cell.stale_files} file(s) under this root changed since indexing and "

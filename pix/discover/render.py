@@ -15,7 +15,9 @@ def _incomplete_line(hypothesis: dict) -> str:
     return f"incomplete: {hypothesis['id']}: " + "; ".join(clauses)
 
 
-def render_text(response: dict) -> str:
+def render_text(response: dict, from_flags: bool = False) -> str:
+    """The response for people. `from_flags`: the request came from the CLI's flags, so a hint
+    names the flag (--max-candidates) rather than the JSON field (maxCandidates)."""
     out: list[str] = []
     cov = response["coverage"]
     snap = response["snapshot"]
@@ -34,7 +36,8 @@ def render_text(response: dict) -> str:
             out.append(f"       {c['path']}:{e['line']}  {e['text']}")
     shown = len(response["candidates"])
     if response["totalCandidates"] > shown:
-        out.append(f"     … {response['totalCandidates'] - shown} more (raise maxCandidates)")
+        knob = "--max-candidates" if from_flags else "maxCandidates"
+        out.append(f"     … {response['totalCandidates'] - shown} more (raise {knob})")
     nxt = response["nextRead"]
     if nxt:
         out.append(f"next read: {nxt['path']} lines {nxt['startLine']}-{nxt['endLine']}")
@@ -83,4 +86,9 @@ def _root_line(r: dict) -> str:
         text += f", {r['globExcluded']} outside the globs"
     if r["indexSkipped"]:
         text += ", not indexed: " + ", ".join(f"{k} {v}" for k, v in r["indexSkipped"].items())
+    unsearched = r["unsearched"]
+    if unsearched["count"]:
+        names = ", ".join(f"{f['path']} ({f['reason']})" for f in unsearched["files"])
+        more = " …" if unsearched["truncated"] else ""
+        text += f"; never searched, so its cells are partial: {names}{more}"
     return text

@@ -128,5 +128,9 @@ def request_from_flags(
     if detailed:
         request["outputMode"] = "detailed"
     if max_candidates is not None:
+        bounds = load(REQUEST_SCHEMA)["properties"]["maxCandidates"]
+        low, high = bounds["minimum"], bounds["maximum"]
+        if not low <= max_candidates <= high:  # named as typed, not as the JSON field
+            raise UsageError(f"--max-candidates must be {low}-{high}, not {max_candidates}")
         request["maxCandidates"] = max_candidates
     return request

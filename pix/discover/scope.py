@@ -34,6 +34,13 @@ GENERATED_FILES = re.compile(
 )
 CATEGORIES = ("generated", "vendored", "cache", "build")
 SAMPLE_FOLDERS = 5  # left-out folders named per root and category
+UNSEARCHED_LISTED = 20  # unsearched files named per root; the count is always exact
+# Files the indexer skipped (table `skipped`) that may hold text a hypothesis could match:
+# in a root's scope they make its cells partial, since they were never searched. Binary files
+# and symlinks are not text a search reads (ripgrep skips them too); generated and minified
+# files count only where the recommended filter is not applied, as it leaves them out anyway.
+UNSEARCHED_ALWAYS = frozenset({"not_text", "too_large", "secret", "unreadable"})
+UNSEARCHED_UNFILTERED = frozenset({"generated", "minified"})
 
 
 def filter_category(path: str) -> tuple[str, str] | None:
@@ -89,6 +96,7 @@ class Root:
     excluded_where: dict[str, list[str]] = field(default_factory=dict)
     glob_excluded: int = 0
     index_skipped: dict[str, int] = field(default_factory=dict)  # indexer's reason -> files
+    unsearched: list[tuple[str, str]] = field(default_factory=list)  # (path, reason), by path
     stale: list[str] = field(default_factory=list)
 
     def contains(self, path: str) -> bool:
@@ -177,6 +185,8 @@ def scope_root(
     for path, reason in skipped:
         if root.contains(path):
             root.index_skipped[reason] = root.index_skipped.get(reason, 0) + 1
+            if _unsearched(path, reason, globs, root.filter_decision):
+                root.unsearched.append((path, reason))
     # Only changes that this search would have looked at make its cells incomplete.
     root.stale = [
         p
@@ -185,6 +195,27 @@ def scope_root(
         and globs.keeps(p)
         and not (root.filter_decision == "applied" and filter_category(p))
     ]
+
+
+def _unsearched(path: str, reason: str, globs: GlobFilter, filter_decision: str) -> bool:
+    """Whether a file the indexer skipped is one this root's search would have read."""
+    if not globs.keeps(path):
+        return False
+    if filter_decision == "applied" and filter_category(path):
+        return False
+    if reason in UNSEARCHED_ALWAYS:
+        return True
+    return reason in UNSEARCHED_UNFILTERED and filter_decision != "applied"
+
+
+def unsearched_reason(root: Root, named: int = 3) -> str:
+    """Why a cell over `root` is partial: the files in its scope that were never searched."""
+    shown = ", ".join(f"{path} ({reason})" for path, reason in root.unsearched[:named])
+    more = f" and {len(root.unsearched) - named} more" if len(root.unsearched) > named else ""
+    return (
+        f"{len(root.unsearched)} file(s) in scope were skipped by the indexer and not searched: "
+        f"{shown}{more}"
+    )
 
 
 def describe_root(root: Root) -> dict:
@@ -201,5 +232,10 @@ def describe_root(root: Root) -> dict:
     }
     out["globExcluded"] = root.glob_excluded
     out["indexSkipped"] = dict(sorted(root.index_skipped.items()))
+    out["unsearched"] = {
+        "count": len(root.unsearched),
+        "files": [{"path": p, "reason": r} for p, r in root.unsearched[:UNSEARCHED_LISTED]],
+        "truncated": len(root.unsearched) > UNSEARCHED_LISTED,
+    }
     out["staleFiles"] = len(root.stale)
     return out
