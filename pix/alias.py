@@ -219,12 +219,17 @@ def run(
     db: str | None = None,
     cwd: str | None = None,
     reveal: bool = False,
+    default_max: int | None = None,
 ) -> dict:
     """`pix run NAME`: the alias's request through QueryEngine.query, as `pix query` runs it.
-    `reveal` is the CLI's --show-secrets; an alias never stores it."""
+    `reveal` is the CLI's --show-secrets; an alias never stores it. `default_max` is the
+    budget if neither the alias nor `overrides` set one (the CLI's budget for a terminal)."""
     engine = QueryEngine(db=db, cwd=cwd)
     try:
-        return engine.query(request_for(engine.store, name, overrides), reveal)
+        request = request_for(engine.store, name, overrides)
+        if request.max_characters is None and "maxCharacters" not in (overrides or {}):
+            request.max_characters = default_max
+        return engine.query(request, reveal)
     finally:
         engine.close()
 

@@ -34,6 +34,8 @@ from pix.cli_io import (
     fail,
     print_version,
     read_json,
+    request_from_options,
+    terminal_budget,
     warn_revealed,
 )
 
@@ -41,6 +43,9 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # Plain help: rich's panels print a type placeholder (`<bool>`) even for flags that take
+    # no value, and wrap words inside boxes that depend on the terminal's width.
+    rich_markup_mode=None,
 )
 
 DbOption = Annotated[
@@ -117,13 +122,9 @@ def index(
     if as_json:
         emit_json(report.describe())
     elif not quiet:
-        skipped = sum(report.skipped.values())
-        typer.echo(
-            f"indexed {report.files} files ({report.new_blobs} new, {skipped} skipped), "
-            f"{report.chunks_added} chunks added, {report.embedded} embedded, "
-            f"{report.embed_pending} pending -> {report.db}",
-            err=True,
-        )
+        from pix.output.render import index_summary
+
+        typer.echo(index_summary(report.describe()), err=True)
 
 
 @app.command()
@@ -136,11 +137,14 @@ def query(
         int | None, typer.Option("--top", help="Results (unique files with --file); 1-100.")
     ] = None,
     only_path: Annotated[
-        list[str] | None, typer.Option("--only-path", help="Search only paths matching this glob.")
+        list[str] | None,
+        typer.Option("--only-path", metavar="GLOB", help="Search only paths matching this glob."),
     ] = None,
     ignore_path: Annotated[
         list[str] | None,
-        typer.Option("--ignore-path", help="Never search paths matching this glob."),
+        typer.Option(
+            "--ignore-path", metavar="GLOB", help="Never search paths matching this glob."
+        ),
     ] = None,
     no_content: Annotated[
         bool, typer.Option("--no-content", help="Paths and scores only.")
@@ -155,8 +159,9 @@ def query(
         int | None,
         typer.Option(
             "--max-characters",
-            min=1,
-            help="Output budget; the last result may be cut, marked [...].",
+            min=0,
+            help="Output budget; the last result may be cut, marked [...]. Text on a terminal "
+            "gets 20,000 unless given; 0: no limit.",
         ),
     ] = None,
     fmt: Annotated[
@@ -183,7 +188,7 @@ def query(
     channel: Annotated[
         list[str] | None,
         typer.Option(
-            "--channel", help="Use only this channel (dense, bm25, ident, path); repeatable."
+            "--channel", metavar="dense|bm25|ident|path", help="This channel only; repeatable."
         ),
     ] = None,
     refresh: Annotated[
@@ -209,7 +214,7 @@ def query(
         at=at, fusion=fusion, no_priors=no_priors, channel=channel, refresh=refresh,
     )  # fmt: skip
     if input_ is not None:
-        given = [name for name, value in options.items() if value and name != "view"]
+        given = [n for n, v in options.items() if n != "view" and v is not None and v is not False]
         if given or text is not None:
             flags = ["TEXT"] * (text is not None) + ["--" + g.replace("_", "-") for g in given]
             raise errors.UsageError(
@@ -221,7 +226,9 @@ def query(
     else:
         if text is None:
             raise errors.UsageError("a query is required", hint='pix query "what you look for"')
-        request = _request_from_options(text, options)
+        request = request_from_options(text, options)
+        if max_characters is None:
+            request.max_characters = terminal_budget(Format.json if as_json else fmt)
     warn_revealed(show_secrets)
     response = run(
         request, db=str(db) if db else None, cwd=str(cwd) if cwd else None, reveal=show_secrets
@@ -306,31 +313,9 @@ def _where(options: dict) -> dict:
     return {key: str(options[key]) if options[key] else None for key in ("db", "cwd")}
 
 
-def _request_from_options(text: str, o: dict):
-    """A QueryRequest from `pix query`'s options, with the defaults `pix query` applies."""
-    from pix.query import QueryRequest
-
-    return QueryRequest(
-        query=text,
-        mode="file" if o["file"] else "chunk",
-        top=10 if o["top"] is None else o["top"],
-        only_paths=o["only_path"] or [],
-        ignore_paths=o["ignore_path"] or [],
-        no_content=o["no_content"],
-        context_lines=o["context_lines"] or 0,
-        max_characters=o["max_characters"],
-        view=(o["view"] or Mode.default).value,
-        explain=o["explain"],
-        at=o["at"],
-        fusion=(o["fusion"] or Fusion.rrf).value,
-        priors=not o["no_priors"],
-        channels=o["channel"] or None,
-        refresh=o["refresh"],
-    )
-
-
 alias_app = typer.Typer(
     no_args_is_help=True,
+    rich_markup_mode=None,
     help="Saved queries: a name for a query with its mode and options, kept in the database.",
 )
 app.add_typer(alias_app, name="alias")
@@ -352,7 +337,7 @@ def alias_add(
     from pix import alias
 
     assert options is not None
-    spec = alias.spec_of(_request_from_options(text, options))
+    spec = alias.spec_of(request_from_options(text, options))
     record = alias.add_at(name, spec, force=force, **_where(options))
     if as_json:
         emit_json(record)
@@ -431,10 +416,14 @@ def run_alias(
     if options["no_content"]:
         overrides["noContent"] = True
     if options["max_characters"] is not None:
-        overrides["maxCharacters"] = options["max_characters"]
+        overrides["maxCharacters"] = options["max_characters"] or None  # 0: no limit
+    fmt = Format.json if options["as_json"] else options["fmt"]
+    default = terminal_budget(fmt) if options["max_characters"] is None else None
     warn_revealed(options["show_secrets"])
-    response = alias.run(name, overrides, **_where(options), reveal=options["show_secrets"])
-    emit_response(response, Format.json if options["as_json"] else options["fmt"], options["copy"])
+    response = alias.run(
+        name, overrides, **_where(options), reveal=options["show_secrets"], default_max=default
+    )
+    emit_response(response, fmt, options["copy"])
 
 
 @app.command("mcp")
@@ -510,11 +499,18 @@ def discover_cmd(
     ] = None,
     root: Annotated[
         list[str] | None,
-        typer.Option("--root", help="A folder of the repository to search (default: all)."),
+        typer.Option(
+            "--root", metavar="DIR", help="A folder of the repository to search (default: all)."
+        ),
     ] = None,
     glob: Annotated[
         list[str] | None,
-        typer.Option("--glob", "-g", help="Search only paths matching this glob; !GLOB excludes."),
+        typer.Option(
+            "--glob",
+            "-g",
+            metavar="GLOB",
+            help="Search only paths matching this glob; !GLOB excludes.",
+        ),
     ] = None,
     ignore_case: Annotated[
         bool, typer.Option("--ignore-case", "-i", help="Match -l/-r hypotheses in any case.")
@@ -563,7 +559,7 @@ def discover_cmd(
         return
     for warning in response["warnings"]:
         typer.echo(f"warning: {warning}", err=True)
-    sys.stdout.write(render_text(response))
+    sys.stdout.write(render_text(response, from_flags=input_ is None))
 
 
 def main(argv: list[str] | None = None) -> int:

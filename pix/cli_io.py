@@ -30,6 +30,16 @@ def print_version(wanted: bool) -> None:
         raise typer.Exit()
 
 
+# Text read on a terminal gets a budget unless one is asked for (`--file` printed 324 KB for
+# one question); JSON, pipes and MCP keep their documented defaults.
+TERMINAL_MAX_CHARACTERS = 20_000
+
+
+def terminal_budget(fmt: Format) -> int | None:
+    """The character budget for an answer printed as `fmt` when the command gave none."""
+    return TERMINAL_MAX_CHARACTERS if fmt is Format.text and sys.stdout.isatty() else None
+
+
 def emit_json(payload: object) -> None:
     sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
 
@@ -55,6 +65,30 @@ def read_json(source: str) -> object:
         raise errors.UsageError(
             f"--input is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
+
+
+def request_from_options(text: str, o: dict):
+    """A QueryRequest from `pix query`'s options (by parameter name), with the defaults
+    `pix query` applies."""
+    from pix.query import QueryRequest
+
+    return QueryRequest(
+        query=text,
+        mode="file" if o["file"] else "chunk",
+        top=10 if o["top"] is None else o["top"],
+        only_paths=o["only_path"] or [],
+        ignore_paths=o["ignore_path"] or [],
+        no_content=o["no_content"],
+        context_lines=o["context_lines"] or 0,
+        max_characters=o["max_characters"] or None,  # 0: no limit
+        view=o["view"].value if o["view"] else "default",
+        explain=o["explain"],
+        at=o["at"],
+        fusion=o["fusion"].value if o["fusion"] else "rrf",
+        priors=not o["no_priors"],
+        channels=o["channel"] or None,
+        refresh=o["refresh"],
+    )
 
 
 def output_format(argv: list[str]) -> str:

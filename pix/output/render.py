@@ -130,12 +130,14 @@ def render_response(response: dict) -> str:
 
 
 def omitted_line(response: dict) -> str:
-    """What top and the budget left out (naming the files a budget cut), or ''."""
+    """What top and the budget left out (naming the files a budget cut) and, if the budget
+    cut anything, how to lift it; '' when nothing was left out."""
     omitted = response["omitted"]
-    if not (omitted["top"] or omitted["budget"]):
+    cut = omitted["budget"] or any(r.get("truncated") for r in response["results"])
+    if not (omitted["top"] or cut):
         return ""
     names = ": " + ", ".join(omitted["budgetFiles"]) if omitted.get("budgetFiles") else ""
-    lift = "; raise --max-characters (0: no limit) to see them" if omitted["budget"] else ""
+    lift = "; raise --max-characters (0: no limit) to see all" if cut else ""
     return (
         f"({omitted['top']} more below top, {omitted['budget']} cut by the budget{names}{lift})\n"
     )
@@ -147,6 +149,15 @@ def colorize_response(response: dict) -> str:
     if any("explain" in item for item in response["results"]):
         return render_response(response)  # explanations read best without highlighting
     return colorize(from_response(response)) + omitted_line(response)
+
+
+def index_summary(report: dict) -> str:
+    """`pix index`'s one line on stderr, from its JSON report."""
+    return (
+        f"indexed {report['files']} files ({report['newBlobs']} new, "
+        f"{sum(report['skipped'].values())} skipped), {report['chunksAdded']} chunks added, "
+        f"{report['embedded']} embedded, {report['embedPending']} pending -> {report['db']}"
+    )
 
 
 def render_status(report: dict) -> str:

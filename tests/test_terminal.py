@@ -1,0 +1,133 @@
+"""What a person at a terminal gets: text answers have a default budget there (issue 10,
+point 15), stated in --help; pipes, JSON and MCP keep their documented defaults. The terminal
+is a real pseudo-terminal around the real `pix` process."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import GIT_ENV, TABLES, indexed_repo, pix
+
+from pix.cli_io import TERMINAL_MAX_CHARACTERS
+
+LOG = "".join(
+    f"line {i}: the rain gauge read {i % 17} millimetres of rainfall\n" for i in range(900)
+)
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+RAIN = "rain gauge millimetres of rainfall"
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory, embedder) -> Path:
+    assert len(LOG) > 2 * TERMINAL_MAX_CHARACTERS
+    files = {"docs/rain_log.md": LOG, "docs/rain_copy.md": LOG + "copy\n", "src/tables.py": TABLES}
+    root, db = indexed_repo(tmp_path_factory.mktemp("terminal"), files, embedder)
+    os.replace(db, root / ".pix.db")
+    return root
+
+
+def on_terminal(*args: str, cwd: Path) -> tuple[int, str]:
+    """Run pix with stdout on a pseudo-terminal: (exit code, what it showed, colours removed)."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-P", "-m", "pix.cli", *args],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **GIT_ENV, "COLUMNS": "100"},
+    )
+    os.close(follower)
+    chunks = []
+    while True:  # read while it writes: a full terminal buffer would block it
+        ready, _, _ = select.select([leader], [], [], 60)
+        if not ready:
+            proc.kill()
+            raise AssertionError("pix did not finish on the terminal")
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # EIO: the process closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(leader)
+    code = proc.wait(timeout=60)
+    shown = b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
+    return code, ANSI.sub("", shown)
+
+
+def test_file_mode_text_on_a_terminal_is_held_to_the_default_budget(repo):
+    code, shown = on_terminal("query", RAIN, "--file", "--top", "3", cwd=repo)
+    assert code == 0
+    body, footer = shown.rstrip("\n").rsplit("\n", 1)
+    assert len(body) <= TERMINAL_MAX_CHARACTERS < len(LOG)
+    assert "[truncated]" in body and "[...]" in body
+    assert "raise --max-characters (0: no limit) to see all" in footer
+    assert "cut by the budget: " in footer  # the files that did not fit are named
+
+
+def test_the_terminal_budget_is_lifted_by_max_characters(repo):
+    code, shown = on_terminal(
+        "query", RAIN, "--file", "--top", "1", "--max-characters", "0", cwd=repo
+    )
+    assert code == 0
+    assert LOG in shown and "[truncated]" not in shown
+    code, shown = on_terminal(
+        "query", RAIN, "--file", "--top", "1", "--max-characters", "30000", cwd=repo
+    )
+    assert code == 0 and "[truncated]" in shown and len(shown) > TERMINAL_MAX_CHARACTERS
+
+
+def test_pipes_and_json_keep_their_documented_defaults(repo):
+    code, out, err = pix("query", RAIN, "--file", "--top", "2", cwd=repo)
+    assert code == 0, err
+    assert out.count(LOG) == 2 and "[truncated]" not in out  # a pipe: no budget
+    code, shown = on_terminal("query", RAIN, "--file", "--top", "2", "--json", cwd=repo)
+    assert code == 0
+    response = json.loads(shown)
+    assert all("truncated" not in r for r in response["results"])
+    assert response["omitted"] == {"top": 1, "budget": 0, "budgetFiles": []}
+
+
+def test_a_saved_file_alias_run_on_a_terminal_gets_the_same_budget(repo):
+    code, _, err = pix("alias", "add", "rain", RAIN, "--file", "--top", "2", cwd=repo)
+    assert code == 0, err
+    code, shown = on_terminal("run", "rain", cwd=repo)
+    assert code == 0
+    assert "[truncated]" in shown and "raise --max-characters" in shown
+    code, shown = on_terminal("run", "rain", "--max-characters", "0", cwd=repo)
+    assert code == 0 and shown.count(LOG) == 2
+
+
+def test_help_states_the_terminal_budget_and_how_to_lift_it(repo):
+    code, out, _ = pix("query", "--help", cwd=repo)
+    assert code == 0
+    flat = " ".join(out.split())
+    assert "Text on a terminal gets 20,000 unless given; 0: no limit." in flat
+
+
+COMMANDS = [
+    [], ["index"], ["query"], ["pack"], ["status"], ["gc"], ["mcp"], ["discover"], ["run"],
+    ["alias"], ["alias", "add"], ["alias", "list"], ["alias", "show"], ["alias", "rm"],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=[" ".join(c) or "pix" for c in COMMANDS])
+def test_help_shows_no_placeholder_after_a_flag(command, tmp_path):
+    """Issue 10 (18): a boolean flag takes no value, so help shows none (it showed `<bool>`)."""
+    code, out, err = pix(*command, "--help", cwd=tmp_path)
+    assert code == 0, err
+    assert "<bool>" not in out
+    flags = [line.split() for line in out.splitlines() if line.strip().startswith("--")]
+    for words in flags:
+        if words[0] in ("--help", "--file", "--json", "--copy", "--no-content", "--quiet"):
+            assert not words[1:2] or not words[1].startswith("<"), words
