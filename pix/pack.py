@@ -83,6 +83,8 @@ def _run_pack(engine: QueryEngine, request: PackRequest, reveal: bool, auto: boo
                 files[c.path] = packet.FileLines(lines, counter.lines)
                 maskers[c.path] = masker
     chosen = packet.select(candidates, files, request.budget, counter.text, counter.newline)
+    if chosen.short_of:
+        warnings.append(_short_of(chosen, request))
     text = packet.render(chosen.spans, files)
     used = counter.text(text) if text else 0
     while used > request.budget:  # costs add up exactly (tests check it); if ever they do not,
@@ -133,6 +135,21 @@ def _run_pack(engine: QueryEngine, request: PackRequest, reveal: bool, auto: boo
     if refreshed:
         response["refreshed"] = refreshed
     return response
+
+
+def _short_of(chosen: packet.Packet, request: PackRequest) -> str:
+    best, whole = chosen.short_of  # type: ignore[misc]
+    where = f"{best.path}:{best.start_line}-{best.end_line}"
+    limit = f"the budget ({request.budget:,} {request.unit})"
+    if chosen.spans:
+        return (
+            f"{limit} is too small for the best evidence: {where} needs {whole:,} whole, "
+            f"so it is cut to fit; raise --budget for more"
+        )
+    return (
+        f"{limit} is too small for any evidence: not even the first line of the best chunk "
+        f"({where}, {whole:,} whole) fits"
+    )
 
 
 def _project_span(span: packet.Span, chosen: packet.Packet, files, counter, snapshot) -> dict:

@@ -168,6 +168,30 @@ def test_tiny_budgets_give_a_smaller_packet_never_a_bigger_one(budget):
         assert text == "" and {o.reason for o in result.omitted} == {"budget"}
 
 
+def test_a_budget_too_small_for_the_best_chunk_gives_it_cut_not_an_unrelated_small_one():
+    """Issue 10 (16): a small unrelated chunk used to fill the packet when the best did not fit."""
+    files = files_of(a=100, z=5)
+    best, small = cand(0, "a.py", 1, 30, 1.0), cand(1, "z.py", 1, 2, 0.5)
+    whole_small = len(packet.block(packet.Span("z.py", "x", 1, 2), files["z.py"].lines[:2]))
+    result, text = choose([best, small], files, whole_small + 40)  # room for z.py, not a.py
+    (span,) = result.spans
+    assert (span.path, span.start_line, span.cut) == ("a.py", 1, True) and span.end_line < 30
+    assert text.startswith(f"── a.py:1-{span.end_line} (cut to fit)\na line 001\n")
+    assert [(o.candidate.rank, o.reason) for o in result.omitted] == [(1, "budget")]
+    assert result.short_of is not None and result.short_of[0] == best
+    assert result.short_of[1] > whole_small + 40  # what the best chunk costs whole
+    # One line is the least it is cut to; less room than that gives an empty packet.
+    one_line = len("── a.py:1-1 (cut to fit)\na line 001\n")
+    result, text = choose([best, small], files, one_line)
+    assert [(s.path, s.start_line, s.end_line) for s in result.spans] == [("a.py", 1, 1)]
+    result, text = choose([best, small], files, one_line - 1)
+    assert text == "" and result.short_of is not None
+    assert [o.reason for o in result.omitted] == ["budget", "budget"]
+    # A budget the best chunk fits changes nothing: short_of is None.
+    result, _ = choose([best, small], files, 10_000)
+    assert result.short_of is None and len(result.spans) == 2
+
+
 # --- the command, on a real repository ---------------------------------------------------------
 
 ORDERS = '''"""Order handling for the shop."""
@@ -293,6 +317,28 @@ def test_a_small_file_comes_whole_and_a_big_one_in_spans(engine):
     response = run_pack(engine, PackRequest("value added tax", 20_000))
     tax = next(s for s in response["spans"] if s["path"].endswith("tax.py"))
     assert tax["whole"] and tax["startLine"] == 1 and tax["endLine"] == 3
+
+
+def test_a_budget_too_small_for_the_best_chunk_says_so_and_cuts_it(shop):
+    root, db = shop
+    where_db = ("--db", str(db))
+    question = "how is the order total computed with a discount"
+    code, best, err = pix_json("query", question, "--top", "1", "--json", *where_db, cwd=root)
+    assert code == 0, err
+    top = best["results"][0]
+    code, response, err = pix_json(
+        "pack", question, "--budget", "30", "--json", *where_db, cwd=root
+    )
+    assert code == 0, err
+    (span,) = response["spans"]
+    assert (span["path"], span["startLine"], span["cut"]) == (top["path"], top["startLine"], True)
+    assert response["budget"]["used"] <= 30
+    (warning,) = [w for w in response["warnings"] if "too small" in w]
+    where = f"{top['path']}:{top['startLine']}-{top['endLine']}"
+    assert warning.startswith(f"the budget (30 tokens) is too small for the best evidence: {where}")
+    code, out, err = pix("pack", question, "--budget", "3", *where_db, cwd=root)
+    assert code == 0 and out == ""
+    assert "warning: the budget (3 tokens) is too small for any evidence" in err
 
 
 def test_the_same_request_gives_the_same_bytes(shop):

@@ -16,6 +16,9 @@ The rule, in order (all ties broken by fused rank, so the same ranking gives the
    MERGE_GAP lines. A file is shown whole when that costs no more than its spans.
 5. If room is left, the highest-priority chunk left out for budget is cut to the lines that fit
    (at least MIN_CUT_LINES) and marked as cut.
+   A budget too small for the best chunk whole is the exception to 3-5: the packet is that
+   chunk cut to fit (down to one line), alone, and says so (`short_of`), rather than an
+   unrelated chunk that happens to be small enough.
 6. The packet lists files in the order of their best chunk and each file's spans by line.
 
 Costs are exact in the budget's unit (pix.output.tokens): a span costs its header line and its
@@ -93,6 +96,9 @@ class Packet:
     chunks: dict[tuple[str, int, int], list[Candidate]]  # span key -> chunks it holds
     omitted: list[Omission]
     used: int
+    # When the budget could not hold the best chunk whole: that chunk and what it costs whole
+    # (the packet then holds it cut to fit, or nothing if not even one line fits).
+    short_of: tuple[Candidate, int] | None = None
 
 
 def header(span: Span) -> str:
@@ -212,6 +218,20 @@ def select(
     taken: dict[str, list[Candidate]] = {}  # path -> its chunks in the packet
     over_budget: list[Candidate] = []
     used = 0
+    short_of = None
+    if eligible:
+        best = eligible[0][2]
+        whole = sel.total(best.path, [(best.start_line, best.end_line)])
+        if whole > budget:  # the best evidence first, even cut, not a small unrelated chunk
+            short_of = (best, whole)
+            cut = _cut_to_fit(sel, best, budget, min_lines=1)
+            if cut is not None:
+                sel.ranges[best.path], used = cut
+                taken[best.path] = [best]
+            else:
+                over_budget.append(best)
+            over_budget += [c for _, _, c in eligible[1:]]
+            eligible = []
     for _, _, c in eligible:
         lines = files[c.path].lines[c.start_line - 1 : c.end_line]
         text = "\n".join(lines)
@@ -236,7 +256,7 @@ def select(
         taken.setdefault(c.path, []).append(c)
         used = total
 
-    if over_budget:
+    if over_budget and short_of is None:
         c = over_budget[0]
         best = _cut_to_fit(sel, c, budget)
         if best is not None:
@@ -255,18 +275,18 @@ def select(
                 key=lambda c: c.rank,
             )
     omitted.sort(key=lambda o: o.candidate.rank)
-    return Packet(spans, chunks, omitted, used)
+    return Packet(spans, chunks, omitted, used, short_of)
 
 
 def _cut_to_fit(
-    sel: _Selection, c: Candidate, budget: int
+    sel: _Selection, c: Candidate, budget: int, min_lines: int = MIN_CUT_LINES
 ) -> tuple[list[tuple[int, int]], int] | None:
-    """The candidate's first lines that fit (as many as possible, at least MIN_CUT_LINES),
+    """The candidate's first lines that fit (as many as possible, at least `min_lines`),
     as (the file's new ranges, the packet's new cost); None if not even that fits. The one
     cut the packet makes: the chunk stays recorded in `sel.cut` when it fits."""
     sel.cut[c.path] = (c.start_line, c.end_line)  # its header says so, and costs that
     best = None
-    lo, hi = MIN_CUT_LINES, c.end_line - c.start_line  # one line short of the whole chunk
+    lo, hi = min_lines, c.end_line - c.start_line  # one line short of the whole chunk
     while lo <= hi:  # the cost grows with the lines kept: binary search the last that fits
         mid = (lo + hi) // 2
         ranges = [*sel.ranges.get(c.path, []), (c.start_line, c.start_line + mid - 1)]
