@@ -56,6 +56,7 @@ def _budget_advice(default: int) -> str:
     return (
         f"Answers are limited to maxCharacters characters (default {default:,}; pass a number "
         "to change it); only the last result may be cut, and it is then marked truncated: true. "
+        "In file mode, omitted.budgetFiles names the files the budget left out. "
     )
 
 

@@ -218,6 +218,14 @@ def test_the_default_budget_applies_and_a_call_can_change_it(indexed):
         small = (await call(client, "query", {**request, "maxCharacters": 500}))["json"]
         assert small["results"][0]["truncated"] is True
         assert len(small["results"][0]["text"]) < 500
+        # Files the budget left out are still named (issue 10, point 15).
+        everything = {"query": RAIN, "mode": "file", "top": 3}
+        ranked = (await call(client, "query", {**everything, "noContent": True}))["json"]
+        names = [r["file"] for r in ranked["results"]]
+        assert len(names) == 3
+        cut = (await call(client, "query", {**everything, "maxCharacters": 120}))["json"]
+        assert [r["file"] for r in cut["results"]] == names[:1]  # cut short, the rest left out
+        assert cut["omitted"]["budgetFiles"] == names[1:] and cut["omitted"]["budget"] == 2
 
 
 def test_alias_tools_share_the_cli_aliases_and_semantics(env):
