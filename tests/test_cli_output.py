@@ -174,7 +174,7 @@ def test_copy_without_a_clipboard_still_prints_the_answer_then_exits_2(repo, tmp
 
 def test_pack_copy_without_a_clipboard_prints_the_packet_and_its_summary(repo):
     code, out, err = pix(
-        "pack", "zebra unicorn target", "--budget", "200", "--copy", cwd=repo,
+        "pack", "zebra unicorn target", "--budget", "400", "--copy", cwd=repo,
         env={"PIX_CLIPBOARD": "sh -c 'exit 7'"},
     )  # fmt: skip
     assert code == 2
