@@ -323,7 +323,7 @@ FAILURES = [
     ("bad-fusion", ["x", "--fusion", "sum"], None, "repo", 2, "--fusion"),
     ("bad-top", ["x", "--top", "ten"], None, "repo", 2, "--top"),
     ("negative-context", ["x", "--context-lines", "-1"], None, "repo", 2, "--context-lines"),
-    ("zero-budget", ["x", "--max-characters", "0"], None, "repo", 2, "--max-characters"),
+    ("negative-budget", ["x", "--max-characters", "-1"], None, "repo", 2, "--max-characters"),
     ("unknown-channel", ["x", "--channel", "regex"], None, "repo", 2, "regex"),
     ("branch-name", ["x", "--at", "main"], None, "repo", 2, "main"),
     ("revision-expression", ["x", "--at", "HEAD~1"], None, "repo", 2, "HEAD~1"),
