@@ -179,6 +179,7 @@ def test_query_chunks_and_files(installed):
     files = installed.json("query", "area of a circle", "--file", "--json", "--top", "2")
     _validator(files, "query").validate(files)
     assert files["mode"] == "file" and "def circle_area" in files["results"][0]["text"]
+    assert files["results"][0]["file"] == "geo.py"  # seed 000's name for it
     text = installed.run("query", "welcome email", "--file", "--top", "1")
     assert text.returncode == 0 and "def send_welcome_email" in text.stdout
 
@@ -211,6 +212,9 @@ def test_discover(installed):
 
 def test_status(installed):
     status = installed.json("status", "--json")
+    _validator(status, "status").validate(status)
+    report = installed.json("index", "--json", "--quiet")
+    _validator(report, "index").validate(report)
     assert Path(status["db"]) == (installed.repo / ".pix.db").resolve()
     assert len(status["snapshots"]) == 1 and status["snapshots"][0]["files"] == 3
 
