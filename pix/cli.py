@@ -567,8 +567,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         app(args=argv, prog_name="pix", standalone_mode=False)
         return 0
-    except click_errors.NoArgsIsHelpError as exc:
-        exc.show()
+    except click_errors.NoArgsIsHelpError as exc:  # help on stdout, as --help prints it
+        typer.echo(exc.format_message())
         return 0
     except click_errors.UsageError as exc:
         return fail(errors.UsageError(exc.format_message().strip().splitlines()[-1]), argv)
