@@ -54,9 +54,7 @@ class GrepIndex:
 
     def rank(self, query: str, top: int | None = None) -> list[str]:
         words = query_words(query)
-        counts = [
-            (sum(1 for w in words if w in text), path) for path, text in self.texts.items()
-        ]
+        counts = [(sum(1 for w in words if w in text), path) for path, text in self.texts.items()]
         ranked = sorted(((-n, path) for n, path in counts if n > 0))
         paths = [path for _, path in ranked]
         return paths[:top] if top is not None else paths

@@ -141,9 +141,16 @@ def _build(spec: Sdist, target: Path) -> None:
         _git(tree, "add", "-A")
         _git(
             tree,
-            "-c", "user.name=bench", "-c", "user.email=bench@localhost",
-            "-c", "commit.gpgsign=false",
-            "commit", "-qm", "corpus", "--no-verify",
+            "-c",
+            "user.name=bench",
+            "-c",
+            "user.email=bench@localhost",
+            "-c",
+            "commit.gpgsign=false",
+            "commit",
+            "-qm",
+            "corpus",
+            "--no-verify",
         )
         (tree / ".git" / MARKER).write_text(f"{spec.package}=={spec.version}\n")
         if target.exists():  # a stale, unmarked attempt
@@ -154,8 +161,18 @@ def _build(spec: Sdist, target: Path) -> None:
 def _download(spec: Sdist, dest: Path) -> Path:
     dest.mkdir(parents=True)
     cmd = [
-        sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-        "--disable-pip-version-check", "-q", f"{spec.package}=={spec.version}", "-d", str(dest),
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--no-binary",
+        ":all:",
+        "--disable-pip-version-check",
+        "-q",
+        f"{spec.package}=={spec.version}",
+        "-d",
+        str(dest),
     ]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     files = [p for p in dest.iterdir() if p.is_file()]

@@ -141,15 +141,23 @@ def worker(repo: str, db: str, limit: int | None) -> None:
         t1, c1 = time.perf_counter(), time.process_time()
         # The Pacer is duck-typed as pix's Progress.
         embedded = embed_pending(
-            store, report.snapshot_id, progress=pacer, limit=limit  # type: ignore[arg-type]
+            store,
+            report.snapshot_id,
+            progress=pacer,
+            limit=limit,  # type: ignore[arg-type]
         )
         embed_s = time.perf_counter() - t1 - pacer.paused_s
         embed_cpu_s = time.process_time() - c1 - pacer.paused_cpu_s
     finally:
         store.close()
     out = asdict(report)
-    out.update(keyword_wall=keyword_wall, embedded=embedded, embed_s=embed_s,
-               embed_cpu_s=embed_cpu_s, vm_hwm_kib=_vm_hwm_kib())
+    out.update(
+        keyword_wall=keyword_wall,
+        embedded=embedded,
+        embed_s=embed_s,
+        embed_cpu_s=embed_cpu_s,
+        vm_hwm_kib=_vm_hwm_kib(),
+    )
     _send(channel, "done", report=out)
 
 
@@ -262,8 +270,13 @@ def index_with_raw(
         cmd += ["--limit", str(limit)]
     with log.open("wb") as err:
         proc = subprocess.Popen(
-            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=_env(),
-            text=True, bufsize=1,
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            env=_env(),
+            text=True,
+            bufsize=1,
         )
     assert proc.stdin and proc.stdout
     try:
@@ -396,9 +409,7 @@ def _is_test(path: str) -> bool:
 
 def db_size(db: Path) -> int:
     """The database with its WAL and shared-memory files, as it sits on disk."""
-    return sum(
-        p.stat().st_size for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")) if p.exists()
-    )
+    return sum(p.stat().st_size for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")) if p.exists())
 
 
 def bench_corpus(name: str, limit: int | None) -> Row:
@@ -417,9 +428,11 @@ def bench_corpus(name: str, limit: int | None) -> Row:
 
         chunks, source_bytes, stored = snapshot_facts(db, report["snapshot_id"])
         if sorted(stored) != sorted(raw.texts) or len(stored) != report["embedded"]:
-            _say(f"{name}: NOTE the raw loop did not run exactly the texts pix embedded: pix "
-                 f"reports {report['embedded']}, the raw loop ran {len(raw.texts)}, the "
-                 f"database has vectors for {len(stored)} distinct texts")
+            _say(
+                f"{name}: NOTE the raw loop did not run exactly the texts pix embedded: pix "
+                f"reports {report['embedded']}, the raw loop ran {len(raw.texts)}, the "
+                f"database has vectors for {len(stored)} distinct texts"
+            )
 
         incremental_s, incremental_kind, note = _incremental(
             name, repo, db, keyword_only=report["embedded"] < embed_total
@@ -478,8 +491,17 @@ def _reindex(
         fh.write(PROBE)
     rel = target.relative_to(repo).as_posix()
     _say(f"{name}: incremental re-index after editing {rel}" + (" (--no-embed)" * no_embed))
-    cmd = [sys.executable, "-m", "pix.cli", "index", str(repo), "--db", str(db), "--quiet",
-           "--json"] + ["--no-embed"] * no_embed
+    cmd = [
+        sys.executable,
+        "-m",
+        "pix.cli",
+        "index",
+        str(repo),
+        "--db",
+        str(db),
+        "--quiet",
+        "--json",
+    ] + ["--no-embed"] * no_embed
     try:
         out, seconds = run_measured(cmd, repo.parent / "incremental.log")
     except RuntimeError as exc:  # a broken re-index is a finding to print, not a crash
@@ -496,9 +518,22 @@ def _reindex(
 # -- output ----------------------------------------------------------------------------------
 
 COLUMNS = [
-    "corpus", "files", "chunks", "source MB", "keyword s", "files/s", "MB/s", "embedded",
-    "embed chunks/s", "embed tok/s", "raw chunks/s", "pix/raw", "pix/raw CPU", "incremental s",
-    "DB/source", "peak RSS MiB",
+    "corpus",
+    "files",
+    "chunks",
+    "source MB",
+    "keyword s",
+    "files/s",
+    "MB/s",
+    "embedded",
+    "embed chunks/s",
+    "embed tok/s",
+    "raw chunks/s",
+    "pix/raw",
+    "pix/raw CPU",
+    "incremental s",
+    "DB/source",
+    "peak RSS MiB",
 ]
 
 
@@ -524,12 +559,22 @@ def render(rows: list[Row]) -> str:
         if r.incremental_s is not None and r.incremental_kind != "full":
             incremental += f" ({r.incremental_kind})"
         cells = [
-            r.corpus, str(r.files), str(r.chunks), f"{mb:.2f}", f"{r.keyword_s:.2f}",
-            f"{_ratio(r.files, r.keyword_s):.0f}", f"{_ratio(mb, r.keyword_s):.2f}", embedded,
-            f"{pix_rate:.1f}", f"{_ratio(r.tokens, r.embed_s):.0f}", f"{raw_rate:.1f}",
-            f"{_ratio(pix_rate, raw_rate):.2f}", f"{_ratio(pix_cpu_rate, raw_cpu_rate):.2f}",
+            r.corpus,
+            str(r.files),
+            str(r.chunks),
+            f"{mb:.2f}",
+            f"{r.keyword_s:.2f}",
+            f"{_ratio(r.files, r.keyword_s):.0f}",
+            f"{_ratio(mb, r.keyword_s):.2f}",
+            embedded,
+            f"{pix_rate:.1f}",
+            f"{_ratio(r.tokens, r.embed_s):.0f}",
+            f"{raw_rate:.1f}",
+            f"{_ratio(pix_rate, raw_rate):.2f}",
+            f"{_ratio(pix_cpu_rate, raw_cpu_rate):.2f}",
             incremental,
-            f"{_ratio(r.db_bytes, r.source_bytes):.2f}", f"{r.peak_rss_kib / 1024:.0f}",
+            f"{_ratio(r.db_bytes, r.source_bytes):.2f}",
+            f"{r.peak_rss_kib / 1024:.0f}",
         ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -548,11 +593,19 @@ def main(argv: list[str] | None = None) -> None:
         prog="python -m bench.index_bench",
         description="Index each corpus into a fresh database; print one markdown table.",
     )
-    parser.add_argument("--corpora", default="requests,click,large",
-                        help=f"comma-separated, from: {', '.join(corpora.CORPORA)}")
-    parser.add_argument("--embed-limit", type=int, default=None, metavar="N",
-                        help="embed only N chunk texts of the 'large' corpus (default: all); "
-                             "its incremental run then skips embedding (--no-embed)")
+    parser.add_argument(
+        "--corpora",
+        default="requests,click,large",
+        help=f"comma-separated, from: {', '.join(corpora.CORPORA)}",
+    )
+    parser.add_argument(
+        "--embed-limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help="embed only N chunk texts of the 'large' corpus (default: all); "
+        "its incremental run then skips embedding (--no-embed)",
+    )
     # Internal: the measured subprocess of step 2.
     parser.add_argument("--worker", nargs=2, metavar=("REPO", "DB"), help=argparse.SUPPRESS)
     parser.add_argument("--limit", type=int, default=None, help=argparse.SUPPRESS)

@@ -30,8 +30,8 @@ from collections import Counter
 from pathlib import Path
 
 from bench import corpora
+from pix.ingest import redact  # its private helpers too: this bench measures their rules
 from pix.ingest.chunk import language_for_path
-from pix.output import redact  # its private helpers too: this bench measures their rules
 
 DEFAULT_CORPORA = ("requests", "click", "large", "huge")
 # A quoted literal that could be a secret value: long, no whitespace, no quote inside.

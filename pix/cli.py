@@ -251,18 +251,28 @@ def status(db: DbOption = None, as_json: JsonOption = False) -> None:
 
 
 @app.command()
-def gc(db: DbOption = None, as_json: JsonOption = False) -> None:
-    """Drop contents that no snapshot references."""
-    from pix.index import gc as run
+def gc(
+    keep: Annotated[
+        int | None,
+        typer.Option(
+            "--keep", min=0, help="Keep only the N newest commit snapshots (--at); drop older."
+        ),
+    ] = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Drop what no snapshot references and return the space to the file system."""
+    from pix.gc import gc as run
 
-    report = run(db=str(db) if db else None)
+    report = run(db=str(db) if db else None, keep=keep)
     if as_json:
         emit_json(report)
     else:
         removed = report["removed"]
         typer.echo(
-            f"removed {removed['blobs']} blobs, {removed['chunks']} chunks, "
-            f"{removed['vectors']} vectors"
+            f"removed {removed['snapshots']} snapshots, {removed['blobs']} blobs, "
+            f"{removed['chunks']} chunks, {removed['vectors']} vectors; "
+            f"{report['bytesBefore']:,} -> {report['bytesAfter']:,} bytes"
         )
 
 

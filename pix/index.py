@@ -12,7 +12,6 @@ import contextlib
 import hashlib
 import os
 import time
-import zlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -20,12 +19,11 @@ import apsw
 
 from pix.errors import UsageError
 from pix.ingest import scan
-from pix.ingest.chunk import chunk_file, language_for_path
 from pix.ingest.embed import Embedder, check_identity, length_batches, model_identity, quantize
-from pix.ingest.terms import identifier_parts, path_terms, split_identifier
+from pix.ingest.terms import path_terms
 from pix.progress import Progress
 from pix.schemas import json_name
-from pix.store import Store, open_store, sql
+from pix.store import Store, content, open_store, sql
 from pix.store.db import DATABASE_SUFFIXES, now_iso, remove_database
 
 BATCH_FILES = 400
@@ -100,54 +98,6 @@ def _record_identity(store: Store) -> None:
                 store.set_meta(key, value)
 
 
-def _store_blob(conn, sha: str, path: str, data: bytes) -> int:
-    """Blob row, its chunks, their FTS rows (by trigger) and symbols. Returns chunks added."""
-    text = scan.decode(data)
-    language = language_for_path(path) or "text"
-    chunks = chunk_file(text, path)
-    conn.execute(
-        sql.INSERT_BLOB,
-        (
-            sha,
-            len(data),
-            text.count("\n") + (0 if text.endswith("\n") or not text else 1),
-            language,
-            zlib.compress(data, 6),
-        ),
-    )
-    # The decoded text for `pix discover`; its trigger adds the blob's trigrams.
-    conn.execute(sql.INSERT_BLOB_TEXT, (sha, text))
-    for seq, ch in enumerate(chunks):
-        embed_input = embed_text(ch.context, ch.text)
-        conn.execute(
-            sql.INSERT_CHUNK,
-            (
-                sha,
-                seq,
-                ch.start_line,
-                ch.end_line,
-                ch.kind,
-                ch.symbol,
-                ch.context,
-                ch.text,
-                identifier_parts(ch.text),
-                hashlib.sha1(embed_input.encode()).hexdigest(),
-            ),
-        )
-        chunk_id = conn.last_insert_rowid()
-        rows = []
-        for name in ch.defines:
-            rows.append((chunk_id, name, name.lower(), 1))
-            rows.extend((chunk_id, name, part, 0) for part in split_identifier(name))
-        conn.executemany(sql.INSERT_SYMBOL, rows)
-    return len(chunks)
-
-
-def embed_text(context: str | None, text: str) -> str:
-    """What the model reads for a chunk: the enclosing signature of a split piece, then the text."""
-    return f"{context}\n{text}" if context else text
-
-
 def _listing(target: Target, at: str | None) -> scan.Listing:
     excluded = excluded_paths(target)
     if at is not None:
@@ -157,6 +107,33 @@ def _listing(target: Target, at: str | None) -> scan.Listing:
     if target.is_git:
         return scan.list_worktree(target.root, excluded)
     return scan.list_folder(target.root, excluded)
+
+
+def exclude_from_git(target: Target) -> None:
+    """Name the database in the repository's .git/info/exclude, so `git status` never shows
+    it (nor its -wal and -shm files). Nothing is written when it is there already, or when
+    the database lives outside the work tree."""
+    if not target.is_git:
+        return
+    try:
+        rel = target.db.relative_to(target.root).as_posix()
+    except ValueError:
+        return
+    pattern = "/" + "".join("[" + c + "]" if c in "*?[\\!#" else c for c in rel) + "*"
+    path = Path(scan.git(target.root, "rev-parse", "--git-path", "info/exclude").decode().strip())
+    if not path.is_absolute():
+        path = target.root / path
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+        if pattern in lines:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as fh:
+            if lines and lines[-1] != "":
+                fh.write("\n")
+            fh.write(f"# the pix index of this repository\n{pattern}\n")
+    except OSError:
+        pass  # a read-only .git: the database still works, git status just shows it
 
 
 def _dirty(target: Target, listing: scan.Listing) -> bool:
@@ -184,11 +161,13 @@ def index_repository(
     target = locate(path, db)
     t0 = time.perf_counter()
     listing = _listing(target, at)
+    exclude_from_git(target)
     created = not target.db.exists()
     store: Store | None = None
     try:
         store = open_store(target.db, create=True)
         _record_identity(store)
+        content.remask_outdated(store)
         report = _keyword_phase(store, target, listing, max_bytes, progress)
     except BaseException:
         _abandon(store, target.db, created)
@@ -243,14 +222,23 @@ def _keyword_phase(
     files: list[tuple[str, str, int, int]] = []  # path, blob, size, mtime
     skipped: list[tuple[str, str, int, int]] = []
     to_read: list[scan.Entry] = []
+    # Known content at a new path: (blob, stored language, path), masked again if that path's
+    # language counts more secrets (pix.store.content.remask_for_path).
+    widened: list[tuple[str, str, str]] = []
     reused = 0
+
+    def stored(sha: str) -> str | None:
+        row = conn.execute(sql.BLOB_LANGUAGE, (sha,)).fetchone()
+        return row[0] if row else None
+
     for entry in listing.entries:
         if entry.symlink:
             skipped.append((entry.path, "symlink", entry.size, entry.mtime_ns))
         elif entry.size > max_bytes:
             skipped.append((entry.path, "too_large", entry.size, entry.mtime_ns))
-        elif entry.blob_sha and conn.execute(sql.BLOB_EXISTS, (entry.blob_sha,)).fetchone():
+        elif entry.blob_sha and (known := stored(entry.blob_sha)):
             files.append((entry.path, entry.blob_sha, entry.size, entry.mtime_ns))
+            widened.append((entry.blob_sha, known, entry.path))
             reused += 1
         elif (prev := previous.get(entry.path)) and prev[1:] == (entry.size, entry.mtime_ns):
             files.append((entry.path, prev[0], entry.size, entry.mtime_ns))
@@ -267,9 +255,11 @@ def _keyword_phase(
         nonlocal new_blobs, chunks_added, pending_bytes
         with store.write():
             for sha, p, data in batch:
-                if not conn.execute(sql.BLOB_EXISTS, (sha,)).fetchone():
-                    chunks_added += _store_blob(conn, sha, p, data)
+                if (known := stored(sha)) is None:
+                    chunks_added += content.store_blob(conn, sha, p, data)
                     new_blobs += 1
+                else:
+                    widened.append((sha, known, p))
         batch.clear()
         pending_bytes = 0
 
@@ -295,6 +285,10 @@ def _keyword_phase(
     if batch:
         flush()
     progress.finish()
+    if widened:
+        with store.write():
+            for sha, language, p in widened:
+                content.remask_for_path(conn, sha, language, p)
 
     dirty = _dirty(target, listing)
     files.sort()
@@ -414,19 +408,19 @@ def embed_pending(
     if not pending:
         return 0
     embedder = embedder or Embedder()
-    encodings = embedder.encode([embed_text(context, text) for _, context, text in pending])
+    encodings = embedder.encode([content.embed_text(context, text) for _, context, text in pending])
     batches = length_batches([len(e.ids) for e in encodings])
     # The model's time follows the padded tokens of a batch, not its chunk count: batches run
     # shortest first, so a rate in chunks would promise far too little time left.
     cost = [len(batch) * max(len(encodings[i].ids) for i in batch) for batch in batches]
     progress.start("embedding chunks", len(pending), work=sum(cost))
-    done: list[tuple[str, bytes]] = []
+    done: list[tuple[int, bytes]] = []
     last_commit = time.monotonic()
 
     def commit() -> None:
         with store.write():
-            for embed_sha, vector in done:
-                for (chunk_id,) in conn.execute(sql.CHUNKS_FOR_EMBED_SHA, (embed_sha,)).fetchall():
+            for key, vector in done:
+                for (chunk_id,) in conn.execute(sql.CHUNKS_FOR_EMBED_KEY, (key,)).fetchall():
                     conn.execute(sql.INSERT_VECTOR, (chunk_id, vector))
         done.clear()
 
@@ -441,24 +435,3 @@ def embed_pending(
         commit()
     progress.finish()
     return len(pending)
-
-
-def gc(path: str | None = None, db: str | None = None) -> dict:
-    """Drop blobs, chunks and vectors that no snapshot references, in one transaction."""
-    target = locate(path, db)
-    store = open_store(target.db, create=False)
-    try:
-        conn = store.conn
-        counts = {}
-        with store.write():
-            for name, statement in (
-                ("vectors", sql.GC_VECTORS),
-                ("chunks", sql.GC_CHUNKS),
-                ("blobs", sql.GC_BLOBS),
-            ):
-                conn.execute(statement)
-                counts[name] = conn.changes()
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        return {"db": str(target.db), "removed": counts}
-    finally:
-        store.close()

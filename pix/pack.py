@@ -13,9 +13,17 @@ from typing import ClassVar
 
 from pix.errors import UsageError
 from pix.output import packet
-from pix.output.mask import Redactions
+from pix.output.shown import Redactions
 from pix.output.tokens import UNITS, Counter
-from pix.query import QueryEngine, QueryRequest, check_request, citation, refresh_first, retrieve
+from pix.query import (
+    QueryEngine,
+    QueryRequest,
+    check_request,
+    citation,
+    refresh_first,
+    retrieve,
+    warn_unrevealed,
+)
 from pix.schemas import JsonRequest
 
 SCHEMA_VERSION = 1
@@ -75,13 +83,13 @@ def _run_pack(engine: QueryEngine, request: PackRequest, reveal: bool, auto: boo
             for i, h in enumerate(found.hits[: packet.MAX_CANDIDATES])
         ]
         files: dict[str, packet.FileLines] = {}
-        maskers = {}
+        shown = {}
         for c in candidates:
             if c.path not in files:
-                masker = engine.masker(c.blob, c.path)
-                lines = masker.lines(1, masker.line_count, reveal)
+                shown[c.path] = engine.shown(c.blob, c.path, reveal)
+                lines = shown[c.path].lines(1, shown[c.path].line_count, reveal)
                 files[c.path] = packet.FileLines(lines, counter.lines)
-                maskers[c.path] = masker
+    warn_unrevealed(shown.items(), reveal, warnings)
     chosen = packet.select(candidates, files, request.budget, counter.text, counter.newline)
     if chosen.short_of:
         warnings.append(_short_of(chosen, request))
@@ -96,7 +104,8 @@ def _run_pack(engine: QueryEngine, request: PackRequest, reveal: bool, auto: boo
     chosen.omitted.sort(key=lambda o: o.candidate.rank)
     spans = []
     for span in chosen.spans:
-        redactions.add(span.blob, maskers[span.path].secrets_in(span.start_line, span.end_line))
+        on = shown[span.path]
+        redactions.add(span.blob, on.secrets_in(span.start_line, span.end_line), on)
         spans.append(_project_span(span, chosen, files, counter, found.snapshot))
     omitted = {"budget": 0, "duplicate": 0, "lowScore": 0}
     for o in chosen.omitted:

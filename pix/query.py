@@ -6,8 +6,7 @@ request -> snapshot -> fused chunks (SQL) -> path filter (inside SQL) -> [file a
 
 from __future__ import annotations
 
-import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
@@ -15,19 +14,18 @@ import apsw
 
 from pix.errors import UsageError
 from pix.index import index_repository, locate
-from pix.ingest import scan
-from pix.ingest.chunk import language_for_path
+from pix.ingest import redact, scan
 from pix.ingest.embed import check_identity, model_identity
 from pix.output.budget import apply_budget
-from pix.output.mask import Masker, Redactions
 from pix.output.result import Result
+from pix.output.shown import Redactions, ShownFile
 from pix.pathglob import glob_regex
 from pix.retrieve.aggregate import by_file
 from pix.retrieve.route import CHANNELS, Route, route
 from pix.retrieve.search import RRF_K, Hit, register_functions, search
 from pix.schemas import JsonRequest
 from pix.snapshot import Snapshot, changed_files, select_snapshot
-from pix.store import open_store, search_sql, sql
+from pix.store import content, open_store, search_sql, sql
 from pix.store.db import Store
 
 SCHEMA_VERSION = 2  # 2: file results name their `file` (seed 000), omitted.budgetFiles
@@ -36,7 +34,7 @@ MODES = ("chunk", "file")
 VIEWS = ("minimal", "default", "full")
 FUSIONS = ("rrf", "dbsf")
 CHANGED_PATHS_SHOWN = 20  # in `refreshed`, after an automatic refresh
-MASKED_CHARS_KEPT = 16 << 20  # the file texts a warm engine keeps, masked and plain
+SHOWN_CHARS_KEPT = 16 << 20  # the file texts a warm engine keeps
 
 
 @dataclass
@@ -73,26 +71,40 @@ class QueryEngine:
             raise
         register_functions(self.store)
         self._embedder = None
-        self._maskers: dict[tuple[str, str | None], Masker] = {}
-        self._masked_chars = 0
+        self._shown: dict[str, ShownFile] = {}
+        self._shown_chars = 0
 
-    def masker(self, blob: str, path: str) -> Masker:
-        """The lines of `blob` shown at `path`, plain and masked. The language comes from the
-        path, not the blob: the same content may be a config file at one path (where bare
-        values count as secrets) and prose at another. The newest files, up to
-        MASKED_CHARS_KEPT characters, are kept for the next answer (an MCP server asks about
-        the same files again and again)."""
-        key = (blob, language_for_path(path))
-        masker = self._maskers.pop(key, None)
-        if masker is None:
-            content, _ = self.store.conn.execute(search_sql.BLOB_CONTENT, (blob,)).fetchone()
-            masker = Masker(scan.decode(zlib.decompress(content)), key[1])
-            self._masked_chars += masker.chars
-        self._maskers[key] = masker  # newest last
-        while self._masked_chars > MASKED_CHARS_KEPT and len(self._maskers) > 1:
-            oldest = next(iter(self._maskers))
-            self._masked_chars -= self._maskers.pop(oldest).chars
-        return masker
+    def reopen(self) -> None:
+        """Open the database again (after an index run wrote to it). Kept files are dropped:
+        an index run may have masked a stored text again."""
+        self.store.close()
+        self.store = open_store(self.target.db, create=False)
+        register_functions(self.store)
+        self._shown.clear()
+        self._shown_chars = 0
+
+    def shown(self, blob: str, path: str, reveal: bool = False) -> ShownFile:
+        """File `blob` as answers show it, with the originals too when `reveal` (read from the
+        work tree or git at `path`; never kept). The newest files, up to SHOWN_CHARS_KEPT
+        characters, are kept for the next answer (an MCP server asks about the same files
+        again and again)."""
+        if reveal:
+            original = scan.read_original(self.target.root, self.target.is_git, path, blob)
+            return self._load(blob, original)
+        shown = self._shown.pop(blob, None)
+        if shown is None:
+            shown = self._load(blob, None)
+            self._shown_chars += shown.chars
+        self._shown[blob] = shown  # newest last
+        while self._shown_chars > SHOWN_CHARS_KEPT and len(self._shown) > 1:
+            oldest = next(iter(self._shown))
+            self._shown_chars -= self._shown.pop(oldest).chars
+        return shown
+
+    def _load(self, blob: str, original: str | None) -> ShownFile:
+        conn = self.store.conn
+        (text,) = conn.execute(search_sql.BLOB_TEXT, (blob,)).fetchone()
+        return ShownFile(text, conn.execute(sql.SECRETS_OF_BLOB, (blob,)).fetchall(), original)
 
     def answer(self, run: Callable[[], dict]) -> dict:
         """Run one answer; a damaged file surfaces as odd SQL errors, so check it then."""
@@ -191,8 +203,7 @@ def refresh_first(
     target = engine.target
     engine.store.close()
     report = index_repository(str(target.root), str(target.db), embedder=engine.embedder())
-    engine.store = open_store(target.db, create=False)  # kept masked files stay true: by blob
-    register_functions(engine.store)
+    engine.reopen()
     refreshed: dict = {"files": report.files, "newBlobs": report.new_blobs}
     if changed:
         refreshed.update(changed=len(changed), changedPaths=changed[:CHANGED_PATHS_SHOWN])
@@ -219,6 +230,11 @@ def retrieve(
                 f"{len(changed)} file(s) changed since this snapshot was indexed ({sample}); "
                 "run with --refresh or `pix index` to include them"
             )
+    if store.meta(content.REDACT_VERSION_KEY) != str(redact.VERSION):
+        warnings.append(
+            "this database was masked by another version of the secret detector; "
+            "run `pix index` to mask it again"
+        )
     chunks, embedded = store.conn.execute(sql.SNAPSHOT_COUNTS, {"snapshot": snapshot.id}).fetchone()
     r = route(request.query, request.channels)
     vector = None
@@ -264,14 +280,19 @@ def run_query(
         found = retrieve(engine, request, warnings, changed)
         ranked = by_file(found.hits) if request.mode == "file" else found.hits
         selected = ranked[: request.top]
-        hydrated = _hydrate(engine, selected, request, ranked[0].score if ranked else 0.0, reveal)
+        files = {
+            (hit.blob_sha, hit.path): engine.shown(hit.blob_sha, hit.path, reveal)
+            for hit in ([] if request.no_content else selected)
+        }
+        hydrated = _hydrate(files, selected, request, ranked[0].score if ranked else 0.0, reveal)
         results, budget_cut = apply_budget(hydrated, request.max_characters)
         redactions = Redactions(reveal)
         for res in results:
-            shown = _shown_lines(res)
-            if shown:
-                masker = engine.masker(res.blob, res.path)
-                redactions.add(res.blob, masker.secrets_in(*shown))
+            lines = _shown_lines(res)
+            if lines:
+                shown = files[(res.blob, res.path)]
+                redactions.add(res.blob, shown.secrets_in(*lines), shown)
+        warn_unrevealed(((p, f) for (_, p), f in files.items()), reveal, warnings)
     snapshot = found.snapshot
     response = {
         "schemaVersion": SCHEMA_VERSION,
@@ -319,8 +340,25 @@ def _shown_lines(res: Result) -> tuple[int, int] | None:
     return first - _line_count(res.context_before), res.end_line + _line_count(res.context_after)
 
 
+def warn_unrevealed(
+    files: Iterable[tuple[str, ShownFile]], reveal: bool, warnings: list[str]
+) -> None:
+    """With `reveal`: say which files are shown masked all the same (no original here)."""
+    if reveal:
+        missing = sorted({path for path, f in files if f.original is None})
+        if missing:
+            warnings.append(
+                f"{len(missing)} file(s) shown masked: their original text is neither in the "
+                f"work tree nor in git here ({', '.join(missing[:3])})"
+            )
+
+
 def _hydrate(
-    engine: QueryEngine, hits: list[Hit], request: QueryRequest, top_score: float, reveal: bool
+    files: dict[tuple[str, str], ShownFile],
+    hits: list[Hit],
+    request: QueryRequest,
+    top_score: float,
+    reveal: bool,
 ) -> list[Result]:
     results = []
     for hit in hits:
@@ -338,15 +376,15 @@ def _hydrate(
             res.start_line, res.end_line = hit.start_line, hit.end_line
             res.kind, res.symbol = hit.kind, hit.symbol
         if not request.no_content:
-            masker = engine.masker(hit.blob_sha, hit.path)
+            shown = files[(hit.blob_sha, hit.path)]
             if request.mode == "file":
-                res.text = masker.whole(reveal)
+                res.text = shown.whole(reveal)
             else:
-                res.text = masker.text(hit.start_line, hit.end_line, reveal)
+                res.text = shown.text(hit.start_line, hit.end_line, reveal)
                 n = request.context_lines
                 if n:
-                    before = masker.lines(hit.start_line - n, hit.start_line - 1, reveal)
-                    after = masker.lines(hit.end_line + 1, hit.end_line + n, reveal)
+                    before = shown.lines(hit.start_line - n, hit.start_line - 1, reveal)
+                    after = shown.lines(hit.end_line + 1, hit.end_line + n, reveal)
                     res.context_before = "".join(line + "\n" for line in before)
                     res.context_after = "".join(line + "\n" for line in after)
         results.append(res)

@@ -14,11 +14,11 @@ import jsonschema
 import pytest
 from conftest import pix, pix_json, write
 
-from pix.discover import discover, render_text, trigram
+from pix.discover import discover, render_text
 from pix.discover import engine as discover_engine
 from pix.discover.fragments import fts_expression, needs_line_break, regex_plan
 from pix.errors import UsageError
-from pix.index import gc
+from pix.gc import gc
 from pix.store import open_store
 
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schema"
@@ -433,40 +433,27 @@ def test_regex_fragment_extractor():
     assert fts_expression([["abcd"], ['q"uo']]) == '("abc" AND "bcd") OR ("q""u" AND """uo")'
 
 
-def test_trigram_rows_follow_blobs_and_are_filled_for_old_blobs(repo, monkeypatch):
+def test_trigram_rows_follow_blobs(repo):
     db = repo / ".pix.db"
-    store = open_store(db, create=False)
-    try:
-        conn = store.conn
-        blobs = conn.execute("SELECT count(*) FROM blob").fetchone()[0]
-        assert conn.execute("SELECT count(*) FROM blob_text").fetchone()[0] == blobs == 3
-        # a database indexed before migration 003: its blobs have no text nor trigrams
-        conn.execute("DELETE FROM blob_text")
-    finally:
-        store.close()
-    # a fill that gets no time: the files without trigrams are read in full, and it is said
-    with monkeypatch.context() as m:
-        m.setattr(trigram, "BACKFILL_SHARE", 0.0)
-        r = run(repo, queries=[lit("load", "load_session")])
-    assert r["coverage"]["index"] == {
-        "unindexedFiles": 3, "trigramFilled": 0, "trigramFill": "partial",
-    }  # fmt: skip
-    assert any("no trigram rows" in w for w in r["warnings"])
-    assert len(r["candidates"]) == 3
+    assert texts_and_trigrams_agree(db) == 3
     r = run(repo, queries=[lit("load", "load_session")])
-    assert r["coverage"]["index"]["trigramFill"] == "complete"
     # two matching lines outrank one; then path order
     assert [c["path"] for c in r["candidates"]] == [
         "tests/test_store.py", "app/store.py", "docs/sessions.md",
     ]  # fmt: skip
-    assert texts_and_trigrams_agree(db) == 3
-    # pix gc drops a blob's text and trigrams with it
+    # pix gc drops a blob's trigrams with it; a changed file gets its own
     write(repo, {"app/store.py": "changed\n"})
     from pix.index import index_repository
 
     index_repository(str(repo), embed=False)
+    assert texts_and_trigrams_agree(db) == 4
     gc(str(repo))
     assert texts_and_trigrams_agree(db) == 3
+    r = run(repo, queries=[lit("load", "load_session"), lit("new", "changed")])
+    assert [c["path"] for c in r["candidates"]] == [
+        "tests/test_store.py", "app/store.py", "docs/sessions.md",
+    ]  # fmt: skip
+    assert [c["hypotheses"] for c in r["candidates"]] == [["load"], ["new"], ["load"]]
 
 
 def texts_and_trigrams_agree(db) -> int:
@@ -476,7 +463,7 @@ def texts_and_trigrams_agree(db) -> int:
     try:
         conn = store.conn
         conn.execute("INSERT INTO blob_trigram(blob_trigram, rank) VALUES ('integrity-check', 1)")
-        return conn.execute("SELECT count(*) FROM blob_text").fetchone()[0]
+        return conn.execute("SELECT count(*) FROM blob").fetchone()[0]
     finally:
         store.close()
 

@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import time
-import zlib
 from pathlib import Path
 
 import apsw
@@ -55,8 +54,12 @@ def test_index_creates_searchable_embedded_snapshot(make_repo, index):
     assert rows(db, "SELECT count(*) FROM chunk_vec")[0][0] == chunks > 0
     names = {r[0] for r in rows(db, "SELECT name FROM symbol WHERE whole = 1")}
     assert {"read_config", "Session", "request"} <= names
-    parts = {r[0] for r in rows(db, "SELECT term FROM symbol WHERE name = 'read_config'")}
-    assert parts == {"read_config", "read", "config"}
+    terms = rows(
+        db,
+        "SELECT term, whole FROM symbol WHERE chunk_id ="
+        " (SELECT chunk_id FROM symbol WHERE name = 'read_config') ORDER BY term",
+    )
+    assert {("config", 0), ("read", 0), ("read_config", 1)} <= set(terms)
     # identifier parts are indexed: read_config is findable by 'config'
     hit = rows(
         db,
@@ -64,10 +67,20 @@ def test_index_creates_searchable_embedded_snapshot(make_repo, index):
         "WHERE chunk_fts MATCH 'config'",
     )
     assert hit
-    # the content is stored once per git blob id, compressed, and is the file's bytes
+    # the text is stored once per git blob id, as pix reads it; chunks are ranges of it
     blob = git(repo, "rev-parse", "HEAD:app.py")
-    (content,) = rows(db, "SELECT content FROM blob WHERE sha = ?", blob)[0]
-    assert zlib.decompress(content) == PY.encode()
+    (text,) = rows(db, "SELECT text FROM blob WHERE sha = ?", blob)[0]
+    assert text == PY
+    pieces = rows(
+        db,
+        "SELECT t.text, c.start_line, c.end_line FROM chunk_text t JOIN chunk c ON c.id = t.id"
+        " JOIN blob b ON b.id = c.blob_id WHERE b.sha = ? ORDER BY c.seq",
+        blob,
+    )
+    lines = PY.split("\n")
+    assert pieces and all(t == "\n".join(lines[a - 1 : b]) for t, a, b in pieces)
+    # FTS5 agrees with the text it reads through the chunk_text view
+    rows(db, "INSERT INTO chunk_fts(chunk_fts, rank) VALUES ('integrity-check', 1)")
     meta = dict(rows(db, "SELECT key, value FROM meta"))
     assert meta["model.name"] == "all-MiniLM-L6-v2-onnx-int8" and meta["model.dims"] == "384"
     applied = [r[0] for r in rows(db, "SELECT name FROM migration ORDER BY name")]
@@ -88,12 +101,12 @@ def test_incremental_reindex_touches_one_file(make_repo, index):
     repo = make_repo({f"m{i}.py": f"def f{i}():\n    return {i}\n" for i in range(5)})
     index(repo)
     db = repo / ".pix.db"
-    before = rows(db, "SELECT id, blob_sha FROM chunk ORDER BY id")
+    before = rows(db, "SELECT id, blob_id FROM chunk ORDER BY id")
     write(repo, {"m3.py": "def f3():\n    return 'changed'\n"})
     report = index(repo)
     assert report.new_blobs == 1 and report.reused_files == 4
     assert report.embedded == 1 and report.dirty
-    after = rows(db, "SELECT id, blob_sha FROM chunk ORDER BY id")
+    after = rows(db, "SELECT id, blob_id FROM chunk ORDER BY id")
     assert after[: len(before)] == before  # nothing re-chunked
     # one snapshot of the work tree: the old one was replaced
     assert rows(db, "SELECT count(*) FROM snapshot")[0][0] == 1
@@ -168,7 +181,7 @@ def test_symlinks_are_not_followed(make_repo, index, tmp_path):
     index(repo)
     db = repo / ".pix.db"
     assert dict(rows(db, "SELECT path, reason FROM skipped")) == {"link.py": "symlink"}
-    assert not rows(db, "SELECT 1 FROM chunk WHERE text LIKE '%SECRET_OUTSIDE%'")
+    assert not rows(db, "SELECT 1 FROM chunk_text WHERE text LIKE '%SECRET_OUTSIDE%'")
 
 
 def test_non_git_folder_honours_gitignore_and_noise(tmp_path, index):
@@ -203,8 +216,9 @@ def test_at_indexes_old_commit_exactly_with_dirty_worktree(make_repo, index):
         r[0]
         for r in rows(
             db,
-            "SELECT c.text FROM snapshot_file f JOIN chunk c "
-            "ON c.blob_sha = f.blob_sha WHERE f.snapshot_id = ?",
+            "SELECT t.text FROM snapshot_file f JOIN blob b ON b.sha = f.blob_sha "
+            "JOIN chunk c ON c.blob_id = b.id JOIN chunk_text t ON t.id = c.id "
+            "WHERE f.snapshot_id = ?",
             report.snapshot_id,
         )
     ]
@@ -234,7 +248,10 @@ def test_line_coverage_and_text_forms(make_repo, index):
     for path, text in files.items():
         blob = rows(db, "SELECT blob_sha FROM snapshot_file WHERE path = ?", path)[0][0]
         spans = rows(
-            db, "SELECT start_line, end_line, text FROM chunk WHERE blob_sha = ? ORDER BY seq", blob
+            db,
+            "SELECT c.start_line, c.end_line, t.text FROM chunk c JOIN chunk_text t ON t.id = c.id"
+            " JOIN blob b ON b.id = c.blob_id WHERE b.sha = ? ORDER BY c.seq",
+            blob,
         )
         lines = text.replace("\r\n", "\n").split("\n")
         if lines[-1] == "":
@@ -316,7 +333,7 @@ def test_killed_index_leaves_consistent_database(make_repo):
     assert (
         rows(
             db,
-            "SELECT count(*) FROM (SELECT blob_sha, seq FROM chunk GROUP BY 1, 2 "
+            "SELECT count(*) FROM (SELECT blob_id, seq FROM chunk GROUP BY 1, 2 "
             "HAVING count(*) > 1)",
         )[0][0]
         == 0

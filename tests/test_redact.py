@@ -11,7 +11,7 @@ import hashlib
 
 import pytest
 
-from pix.output.redact import KINDS, Secret, find_secrets, has_private_key, may_hold_secret
+from pix.ingest.redact import KINDS, Secret, find_secrets, has_private_key, may_hold_secret
 
 
 def found(text: str, language: str | None = None) -> list[tuple[str, str]]:

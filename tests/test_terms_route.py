@@ -38,7 +38,13 @@ def test_identifier_parts_are_only_the_unseen_parts():
 
 def test_query_terms_drop_stopwords_and_split_code_words():
     assert query_terms("Fix the bug in getUserName when it is empty") == [
-        "fix", "bug", "getusername", "get", "user", "name", "empty",
+        "fix",
+        "bug",
+        "getusername",
+        "get",
+        "user",
+        "name",
+        "empty",
     ]
 
 
@@ -49,7 +55,12 @@ def test_code_terms_only_from_code_shaped_words():
 
 def test_path_terms():
     assert path_terms("src/click/_termui_impl.py") == [
-        "src", "click", "_termui_impl", "termui", "impl", "py",
+        "src",
+        "click",
+        "_termui_impl",
+        "termui",
+        "impl",
+        "py",
     ]
 
 
@@ -73,8 +84,12 @@ def test_shapes(query, shape):
 
 def test_route_restricts_channels():
     r = route("why are cookies lost on redirect", channels=["dense"])
-    assert r.weights == {"dense": WEIGHTS["question"]["dense"], "bm25": 0.0, "ident": 0.0,
-                         "path": 0.0}
+    assert r.weights == {
+        "dense": WEIGHTS["question"]["dense"],
+        "bm25": 0.0,
+        "ident": 0.0,
+        "path": 0.0,
+    }
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 """`pix discover`: the application function that the CLI and the MCP tool call.
 
-request -> hypotheses compiled -> newest work-tree snapshot (its missing trigrams filled in)
--> roots resolved and scoped -> per hypothesis: trigram narrowing (or a disclosed scan) ->
+request -> hypotheses compiled -> newest work-tree snapshot -> roots resolved and scoped ->
+per hypothesis: trigram narrowing (or a disclosed scan) ->
 per hypothesis x root cell: exact verification in path order, within the limits and the time
 budget -> status per cell -> files ranked -> response (schema/discover-response.v1.json)
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import apsw
 
 from pix.discover import fragments, trigram
-from pix.discover.masking import Key, Shown
+from pix.discover.masking import Shown
 from pix.discover.request import Hypothesis, Request, parse_request
 from pix.discover.scope import (
     GlobFilter,
@@ -147,10 +147,10 @@ class Texts:
         self.cache: dict[str, str] = {}
         self.chars = 0
 
-    def get(self, sha: str, text_id: int | None) -> str:
+    def get(self, sha: str, blob_id: int) -> str:
         text = self.cache.get(sha)
         if text is None:
-            text = trigram.read_text(self.store, text_id, sha)
+            text = trigram.read_text(self.store, blob_id)
             if self.chars + len(text) <= TEXT_CACHE_CHARS:
                 self.cache[sha] = text
                 self.chars += len(text)
@@ -166,24 +166,15 @@ def _run(store: Store, target, req: Request, started: float, reveal: bool) -> di
 
     with store.read():
         snapshot = select_snapshot(store, target, None)
-        missing = conn.execute(sql.SNAPSHOT_LACKS_TEXT, (snapshot.id,)).fetchone()[0]
-    fill = trigram.Backfill()
-    if missing:
-        budget_end = started + (deadline - started) * trigram.BACKFILL_SHARE
-        fill = trigram.backfill(store, snapshot.id, budget_end)
-
-    with store.read():
-        snapshot = select_snapshot(store, target, None)
         files = {
-            path: (sha, text_id, line_count)
-            for path, sha, text_id, line_count in conn.execute(sql.DISCOVER_FILES, (snapshot.id,))
+            path: (sha, blob_id, line_count)
+            for path, sha, blob_id, line_count in conn.execute(sql.DISCOVER_FILES, (snapshot.id,))
         }
         indexed = list(files)  # sorted by path (SQL ORDER BY path: code point order)
         skipped = conn.execute(sql.DISCOVER_SKIPPED, (snapshot.id,)).fetchall()
         stale = changed_files(store, target, snapshot)
         roots = _resolve_roots(req, target.root, indexed, skipped, stale)
-        unindexed = sum(1 for path in {p for r in roots for p in r.files} if files[path][1] is None)
-        masking = Shown(store, files, reveal, req.snippet_length)
+        masking = Shown(store, target, files, reveal, req.snippet_length)
         cells, hits = _search(store, req, matchers, narrowings, roots, files, deadline, masking)
 
     if stale:
@@ -192,15 +183,10 @@ def _run(store: Store, target, req: Request, started: float, reveal: bool) -> di
             f"{len(stale)} file(s) changed since this snapshot was indexed ({sample}); cells "
             "over them are incomplete: run `pix index` to include them"
         )
-    if unindexed:
-        warnings.append(
-            f"{unindexed} file(s) had no trigram rows yet and were read in full "
-            f"(trigram fill {fill.state}: it continues on the next call)"
-        )
+    warnings.extend(masking.warnings())
     return _response(
-        req, snapshot, roots, cells, hits, files, narrowings, stale, fill, unindexed, warnings,
-        started, masking,
-    )  # fmt: skip
+        req, snapshot, roots, cells, hits, files, narrowings, stale, warnings, started, masking
+    )
 
 
 def _resolve_roots(
@@ -229,7 +215,7 @@ def _search(
     matchers: list[Matcher],
     narrowings: list[Narrowing],
     roots: list[Root],
-    files: dict[str, tuple[str, int | None, int]],
+    files: dict[str, tuple[str, int, int]],
     deadline: float,
     masking: Shown,
 ) -> tuple[list[Cell], dict[str, Hit]]:
@@ -240,11 +226,11 @@ def _search(
     timed_out = False
     for matcher, narrowing in zip(matchers, narrowings, strict=True):
         h = matcher.hypothesis
-        results: dict[Key, FileResult] = {}  # one verification per content (and language)
+        results: dict[str, FileResult] = {}  # one verification per content
         candidates: set[str] | None = None  # None: every file (a scan)
         if matcher.error is None and narrowing.expression is not None and not timed_out:
             ids = trigram.candidate_ids(store, narrowing.expression)
-            candidates = {p for p in in_roots if files[p][1] is None or files[p][1] in ids}
+            candidates = {p for p in in_roots if files[p][1] in ids}
         for root in roots:
             cell = Cell(h.id, root.name, stale_files=len(root.stale))
             cell.unsearched_files = len(root.unsearched) if root.status == "searched" else 0
@@ -260,7 +246,7 @@ def _search(
                 try:
                     timed_out = _run_cell(
                         cell, root, h, matcher, candidates, files, results, texts, hits, req,
-                        deadline, masking,
+                        deadline,
                     )  # fmt: skip
                 except Exception as exc:  # one cell's failure must not sink the others
                     cell.status, cell.reason = "error", f"{type(exc).__name__}: {exc}"
@@ -283,13 +269,12 @@ def _run_cell(
     h: Hypothesis,
     matcher: Matcher,
     candidates: set[str] | None,
-    files: dict[str, tuple[str, int | None, int]],
-    results: dict[Key, FileResult],
+    files: dict[str, tuple[str, int, int]],
+    results: dict[str, FileResult],
     texts: Texts,
     hits: dict[str, Hit],
     req: Request,
     deadline: float,
-    masking: Shown,
 ) -> bool:
     """Verify one hypothesis over one root's candidates, in path order. True on timeout."""
     paths = root.files if candidates is None else [p for p in root.files if p in candidates]
@@ -299,14 +284,11 @@ def _run_cell(
             cell.status = "timeout"
             cell.reason = f"the time budget ran out after {i} of {len(paths)} candidate files"
             return True
-        sha, text_id, _ = files[path]
-        key = masking.key(sha, path)
-        result = results.get(key)
+        sha, blob_id, _ = files[path]
+        result = results.get(sha)
         if result is None:
-            text = texts.get(sha, text_id)
-            result = matcher.scan(text, req.max_matches_per_file, req.snippet_length)
-            results[key] = masking.visible(result, key, text, matcher)
-            result = results[key]
+            text = texts.get(sha, blob_id)
+            result = results[sha] = matcher.scan(text, req.max_matches_per_file, req.snippet_length)
         cell.searched_files += 1
         if result.limited and "maxMatchesPerFile" not in cell.limits:
             cell.limits.append("maxMatchesPerFile")
@@ -381,11 +363,9 @@ def _response(
     roots: list[Root],
     cells: list[Cell],
     hits: dict[str, Hit],
-    files: dict[str, tuple[str, int | None, int]],
+    files: dict[str, tuple[str, int, int]],
     narrowings: list[Narrowing],
     stale: list[str],
-    fill: trigram.Backfill,
-    unindexed: int,
     warnings: list[str],
     started: float,
     masking: Shown,
@@ -436,11 +416,6 @@ def _response(
                 {"id": q.id, "mode": q.mode, "narrowing": n.describe()}
                 for q, n in zip(req.queries, narrowings, strict=True)
             ],
-            "index": {
-                "unindexedFiles": unindexed,
-                "trigramFilled": fill.filled,
-                "trigramFill": fill.state,
-            },
         },
         "incompleteHypotheses": [
             {"id": hid, "cells": incomplete[hid]} for hid in order if hid in incomplete

@@ -115,6 +115,28 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
+def read_original(root: Path, is_git: bool, path: str, sha: str) -> str | None:
+    """The text of blob `sha` as the repository has it, secrets unmasked (the database holds
+    only the masked text): from the work tree while the file there still has that content,
+    else from git objects. None when neither has it (a database copied elsewhere)."""
+    try:
+        data = (root / path).read_bytes()
+        if blob_id(data) == sha:
+            return decode(data)
+    except (OSError, UnicodeDecodeError):
+        pass
+    if is_git:
+        done = subprocess.run(
+            ["git", "-C", str(root), "cat-file", "blob", sha], capture_output=True, check=False
+        )
+        if done.returncode == 0:
+            try:
+                return decode(done.stdout)
+            except UnicodeDecodeError:
+                return None
+    return None
+
+
 def is_own_file(path: str, excluded: frozenset[str]) -> bool:
     """pix's own database files: never indexed, never a change to the work tree."""
     return path.rsplit("/", 1)[-1] in DB_NAMES or path in excluded

@@ -168,6 +168,9 @@ def _connect(path: Path) -> apsw.Connection:
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
+    # Deleted rows are overwritten, not left in free pages: a text masked again (a newer
+    # secret detector) must not leave the older unmasked copy readable in the file.
+    conn.execute("PRAGMA secure_delete = ON")
     return conn
 
 

@@ -16,14 +16,15 @@ _CHANNELS = """
 WITH
 scope AS MATERIALIZED (
     SELECT f.path, c.id AS chunk_id
-    FROM snapshot_file f JOIN chunk c ON c.blob_sha = f.blob_sha
+    FROM snapshot_file f JOIN blob b ON b.sha = f.blob_sha JOIN chunk c ON c.blob_id = b.id
     WHERE f.snapshot_id = :snapshot
       AND (:paths IS NULL OR f.path IN (SELECT value FROM json_each(:paths)))
 ),
 -- Membership probes for the few candidates a channel finds: indexed lookups through chunk and
 -- snapshot_file, cheaper than building a set of every chunk in scope for each channel.
 in_scope(chunk_id) AS (
-    SELECT c.id FROM chunk c JOIN snapshot_file f ON f.blob_sha = c.blob_sha
+    SELECT c.id FROM chunk c JOIN blob b ON b.id = c.blob_id
+    JOIN snapshot_file f ON f.blob_sha = b.sha
     WHERE f.snapshot_id = :snapshot
       AND (:paths IS NULL OR f.path IN (SELECT value FROM json_each(:paths)))
 ),
@@ -137,12 +138,12 @@ prior(role, factor) AS (
 path_role AS MATERIALIZED (
     SELECT path, pix_path_role(path) AS role FROM (SELECT DISTINCT path FROM fused)
 )
-SELECT f.path, f.chunk_id, c.blob_sha, c.start_line, c.end_line, c.kind, c.symbol,
+SELECT f.path, f.chunk_id, b.sha, c.start_line, c.end_line, c.kind, c.symbol,
        f.fused * CASE WHEN :priors THEN p.factor ELSE 1.0 END AS score,
        f.fused, r.role, b.language, f.channels
 FROM fused f
 JOIN chunk c ON c.id = f.chunk_id
-JOIN blob b ON b.sha = c.blob_sha
+JOIN blob b ON b.id = c.blob_id
 JOIN path_role r USING (path)
 JOIN prior p ON p.role = r.role
 ORDER BY score DESC, f.path, c.start_line, f.chunk_id
@@ -152,8 +153,7 @@ SEARCH_RRF = _CHANNELS + _RRF + _FUSE
 SEARCH_DBSF = _CHANNELS + _DBSF + _FUSE
 
 SNAPSHOT_PATHS = "SELECT path FROM snapshot_file WHERE snapshot_id = ? ORDER BY path"
-CHUNK_TEXTS = "SELECT id, text, context FROM chunk WHERE id IN (SELECT value FROM json_each(?))"
-BLOB_CONTENT = "SELECT content, size FROM blob WHERE sha = ?"
+BLOB_TEXT = "SELECT text FROM blob WHERE sha = ?"
 NEWEST_WORKTREE_SNAPSHOT = """
 SELECT id, kind, root, commit_sha, branch, dirty, created_at FROM snapshot
 WHERE root = ? AND kind IN ('worktree', 'folder') ORDER BY id DESC LIMIT 1

@@ -1,15 +1,36 @@
 """Named SQL statements for indexing, status and gc. Bound parameters only."""
 
-BLOB_EXISTS = "SELECT 1 FROM blob WHERE sha = ?"
-INSERT_BLOB = """
-INSERT INTO blob(sha, size, line_count, language, content) VALUES (?, ?, ?, ?, ?)
+# A stored blob's language, or no row: the content is new.
+BLOB_LANGUAGE = "SELECT language FROM blob WHERE sha = ?"
+BLOB_ID = "SELECT id FROM blob WHERE sha = ?"
+INSERT_BLOB = "INSERT INTO blob(sha, size, line_count, language, text) VALUES (?, ?, ?, ?, ?)"
+INSERT_SECRET = """
+INSERT INTO secret(blob_id, seq, kind, start_line, end_line) VALUES (?, ?, ?, ?, ?)
 """
 INSERT_CHUNK = """
 INSERT INTO chunk(
-    blob_sha, seq, start_line, end_line, kind, symbol, context, text, parts, embed_sha
-) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    blob_id, seq, start_line, end_line, start_char, end_char, kind, symbol, context, parts,
+    embed_key
+) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
-INSERT_SYMBOL = "INSERT OR IGNORE INTO symbol(chunk_id, name, term, whole) VALUES (?, ?, ?, ?)"
+INSERT_CHUNK_FTS = "INSERT INTO chunk_fts(rowid, text, parts) VALUES (?, ?, ?)"
+INSERT_SYMBOL = "INSERT INTO symbol(term, chunk_id, whole, name) VALUES (?, ?, ?, ?)"
+
+# --- re-masking a stored text (pix.store.content.remask_blob)
+BLOB_FOR_REMASK = """
+SELECT b.text, (SELECT min(f.path) FROM snapshot_file f WHERE f.blob_sha = b.sha)
+FROM blob b WHERE b.id = ?
+"""
+ALL_BLOBS = "SELECT id, language FROM blob ORDER BY id"
+NEXT_SECRET_SEQ = "SELECT coalesce(max(seq) + 1, 0) FROM secret WHERE blob_id = ?"
+DELETE_VECTORS_OF_BLOB = """
+DELETE FROM chunk_vec WHERE chunk_id IN (SELECT id FROM chunk WHERE blob_id = ?)
+"""
+DELETE_SYMBOLS_OF_BLOB = """
+DELETE FROM symbol WHERE chunk_id IN (SELECT id FROM chunk WHERE blob_id = ?)
+"""
+DELETE_CHUNKS_OF_BLOB = "DELETE FROM chunk WHERE blob_id = ?"
+UPDATE_BLOB_TEXT = "UPDATE blob SET text = ? WHERE id = ?"
 
 LATEST_SNAPSHOT_OF_ROOT = """
 SELECT id, commit_sha, branch, dirty, fingerprint FROM snapshot
@@ -36,32 +57,36 @@ DELETE_OLDER_WORKTREE_SNAPSHOTS = """
 DELETE FROM snapshot WHERE root = ? AND kind IN ('worktree', 'folder') AND id <> ?
 """
 
+# The blobs of a snapshot, by id: what its chunks hang off.
+_SNAPSHOT_BLOBS = """
+SELECT b.id FROM snapshot_file f JOIN blob b ON b.sha = f.blob_sha WHERE f.snapshot_id = :snapshot
+"""
 # Identical chunk texts share one model run: a vector already computed for the same input.
 # (Read out and written back with vec_int8(?): an INSERT ... SELECT from the int8 column loses
 # the value's int8 subtype and sqlite-vec then takes the bytes for float32.)
-KNOWN_VECTORS_FOR_PENDING = """
+KNOWN_VECTORS_FOR_PENDING = f"""
 SELECT pending.id, min(known.embedding)
 FROM (
-    SELECT c.id, c.embed_sha FROM chunk c
-    WHERE c.blob_sha IN (SELECT blob_sha FROM snapshot_file WHERE snapshot_id = :snapshot)
+    SELECT c.id, c.embed_key FROM chunk c
+    WHERE c.blob_id IN ({_SNAPSHOT_BLOBS})
       AND NOT EXISTS (SELECT 1 FROM chunk_vec v WHERE v.chunk_id = c.id)
 ) AS pending
-JOIN chunk twin ON twin.embed_sha = pending.embed_sha AND twin.id <> pending.id
+JOIN chunk twin ON twin.embed_key = pending.embed_key AND twin.id <> pending.id
 JOIN chunk_vec known ON known.chunk_id = twin.id
 GROUP BY pending.id
 """
 # One representative text per distinct input still lacking a vector.
-PENDING_EMBEDDINGS = """
-SELECT c.embed_sha, min(c.context), min(c.text)
-FROM chunk c
-WHERE c.blob_sha IN (SELECT blob_sha FROM snapshot_file WHERE snapshot_id = :snapshot)
+PENDING_EMBEDDINGS = f"""
+SELECT c.embed_key, min(c.context), min(substr(b.text, c.start_char + 1, c.end_char - c.start_char))
+FROM chunk c JOIN blob b ON b.id = c.blob_id
+WHERE c.blob_id IN ({_SNAPSHOT_BLOBS})
   AND NOT EXISTS (SELECT 1 FROM chunk_vec v WHERE v.chunk_id = c.id)
-GROUP BY c.embed_sha
-ORDER BY c.embed_sha
+GROUP BY c.embed_key
+ORDER BY c.embed_key
 """
-CHUNKS_FOR_EMBED_SHA = """
+CHUNKS_FOR_EMBED_KEY = """
 SELECT c.id FROM chunk c
-WHERE c.embed_sha = ? AND NOT EXISTS (SELECT 1 FROM chunk_vec v WHERE v.chunk_id = c.id)
+WHERE c.embed_key = ? AND NOT EXISTS (SELECT 1 FROM chunk_vec v WHERE v.chunk_id = c.id)
 """
 INSERT_VECTOR = "INSERT INTO chunk_vec(chunk_id, embedding) VALUES (?, vec_int8(?))"
 
@@ -74,13 +99,11 @@ FROM snapshot s ORDER BY s.id
 """
 # The snapshot's distinct chunks (content at two paths is chunked once) and how many of them
 # have a vector: status's embedded share, and the share of chunks meaning search covers.
-SNAPSHOT_COUNTS = """
+SNAPSHOT_COUNTS = f"""
 SELECT count(*) AS chunks,
        (SELECT count(*) FROM chunk_vec v WHERE v.chunk_id IN (
-            SELECT c2.id FROM chunk c2 WHERE c2.blob_sha IN (
-                SELECT blob_sha FROM snapshot_file WHERE snapshot_id = :snapshot))) AS embedded
-FROM chunk c
-WHERE c.blob_sha IN (SELECT blob_sha FROM snapshot_file WHERE snapshot_id = :snapshot)
+            SELECT c2.id FROM chunk c2 WHERE c2.blob_id IN ({_SNAPSHOT_BLOBS}))) AS embedded
+FROM chunk c WHERE c.blob_id IN ({_SNAPSHOT_BLOBS})
 """
 TOTALS = """
 SELECT (SELECT count(*) FROM blob), (SELECT coalesce(sum(size), 0) FROM blob),
@@ -90,44 +113,37 @@ SKIPPED_BY_REASON = """
 SELECT reason, count(*) FROM skipped WHERE snapshot_id = ? GROUP BY reason ORDER BY reason
 """
 
-# --- gc: what no snapshot references
-GC_VECTORS = """
-DELETE FROM chunk_vec WHERE chunk_id IN (
-    SELECT c.id FROM chunk c WHERE c.blob_sha NOT IN (SELECT blob_sha FROM snapshot_file))
+# --- gc: what no snapshot references. Vectors and chunks before their blobs (the FTS delete
+# trigger reads a chunk's text from its blob); secrets and trigram rows go with the blob.
+_UNREFERENCED_BLOBS = "SELECT id FROM blob WHERE sha NOT IN (SELECT blob_sha FROM snapshot_file)"
+# Commit snapshots beyond the `?` newest (by when they were indexed); work-tree snapshots stay.
+GC_OLD_COMMIT_SNAPSHOTS = """
+DELETE FROM snapshot WHERE kind = 'commit' AND id NOT IN (
+    SELECT id FROM snapshot WHERE kind = 'commit' ORDER BY id DESC LIMIT ?)
 """
-GC_CHUNKS = "DELETE FROM chunk WHERE blob_sha NOT IN (SELECT blob_sha FROM snapshot_file)"
+GC_VECTORS = f"""
+DELETE FROM chunk_vec WHERE chunk_id IN (
+    SELECT c.id FROM chunk c WHERE c.blob_id IN ({_UNREFERENCED_BLOBS}))
+"""
+GC_CHUNKS = f"DELETE FROM chunk WHERE blob_id IN ({_UNREFERENCED_BLOBS})"
+GC_SYMBOLS = "DELETE FROM symbol WHERE chunk_id NOT IN (SELECT id FROM chunk)"
 GC_BLOBS = "DELETE FROM blob WHERE sha NOT IN (SELECT blob_sha FROM snapshot_file)"
 
-# --- discover (migrations/003_trigram.sql)
-# A new blob's decoded text, which the blob_text triggers index as trigrams. Same sha, same
-# text: a row left by a blob deleted without the cascade is kept as it is.
-INSERT_BLOB_TEXT = "INSERT INTO blob_text(sha, text) VALUES (?, ?) ON CONFLICT(sha) DO NOTHING"
-# Every file of a snapshot with what discover needs to narrow and cite it: the id of its text
-# row (NULL while the blob has none) and its line count.
+# --- discover
+# Every file of a snapshot with what discover needs to narrow and cite it: its blob id (the
+# trigram index's rowid) and its line count.
 DISCOVER_FILES = """
-SELECT f.path, f.blob_sha, t.id, b.line_count
-FROM snapshot_file f
-JOIN blob b ON b.sha = f.blob_sha
-LEFT JOIN blob_text t ON t.sha = f.blob_sha
+SELECT f.path, f.blob_sha, b.id, b.line_count
+FROM snapshot_file f JOIN blob b ON b.sha = f.blob_sha
 WHERE f.snapshot_id = ?
 ORDER BY f.path
 """
 DISCOVER_SKIPPED = "SELECT path, reason FROM skipped WHERE snapshot_id = ? ORDER BY path"
-SNAPSHOT_LACKS_TEXT = """
-SELECT EXISTS (
-    SELECT 1 FROM snapshot_file f
-    WHERE f.snapshot_id = ? AND NOT EXISTS (SELECT 1 FROM blob_text t WHERE t.sha = f.blob_sha)
-)
-"""
-# Blobs of a snapshot that have no text row yet (stored before migration 003), oldest first.
-BLOBS_WITHOUT_TEXT = """
-SELECT b.sha, b.content FROM blob b
-WHERE b.sha IN (SELECT blob_sha FROM snapshot_file WHERE snapshot_id = ?)
-  AND NOT EXISTS (SELECT 1 FROM blob_text t WHERE t.sha = b.sha)
-ORDER BY b.rowid
-LIMIT ?
-"""
-# Text rows holding every trigram of the FTS5 expression (quoted trigrams joined by AND / OR).
+# Blob ids holding every trigram of the FTS5 expression (quoted trigrams joined by AND / OR).
 TRIGRAM_CANDIDATES = "SELECT rowid FROM blob_trigram WHERE blob_trigram MATCH ?"
-BLOB_TEXT = "SELECT text FROM blob_text WHERE id = ?"
-BLOB_CONTENT = "SELECT content FROM blob WHERE sha = ?"
+BLOB_TEXT = "SELECT text FROM blob WHERE id = ?"
+# Where a blob's masked secrets were, by line (pix.output.shown).
+SECRETS_OF_BLOB = """
+SELECT s.seq, s.kind, s.start_line, s.end_line FROM secret s JOIN blob b ON b.id = s.blob_id
+WHERE b.sha = ? ORDER BY s.seq
+"""

@@ -58,13 +58,16 @@ KINDS: tuple[str, ...] = (
     "password", "secret",
 )  # fmt: skip
 _PRIORITY = {kind: rank for rank, kind in enumerate(KINDS)}
+# Raise it whenever a rule finds more (or other) secrets: `pix index` re-masks every stored text
+# written under an older version (meta key redact.version).
+VERSION = 2
 
 # bench/redaction_bench.py measures it: 98% of random 16-char hex strings (the weakest secret
 # accepted) and every random string of 24+ chars reach 2.75 bits/char; the corpus literals
 # below it are run-length data (WKB geometry hex, 1e10000000000000000, zzzz_m2m_...).
 _ENTROPY_BITS = 2.75
 _MIN_SECRET_CHARS = 16
-_CONFIG_LANGUAGES = frozenset(
+CONFIG_LANGUAGES = frozenset(
     {"yaml", "toml", "ini", "cfg", "properties", "env", "conf", "text", "shell", "dockerfile"}
 )
 
@@ -272,7 +275,7 @@ def find_secrets(text: str, language: str | None = None) -> list[Secret]:
     found = [*_private_keys(text), *_tokens(text), *_literals(text, language)]
     for block in _FENCED_BLOCK.finditer(text) if language == "markdown" else ():
         info, at = block["info"].lower(), block.start("body")
-        if (fenced := _FENCE_ALIASES.get(info, info)) in _CONFIG_LANGUAGES:
+        if (fenced := _FENCE_ALIASES.get(info, info)) in CONFIG_LANGUAGES:
             secrets = _literals(block["body"], fenced)
             found.extend(Secret(s.start + at, s.end + at, s.kind) for s in secrets)
     found.sort(key=lambda s: (s.start, s.start - s.end, _PRIORITY[s.kind]))
@@ -348,7 +351,7 @@ def _literals(text: str, language: str | None) -> Iterator[Secret]:
     lowered = text.lower()
     if len(lowered) != len(text):  # 'İ' lower-cases to two characters: keep offsets aligned
         lowered = "".join(c if len(c.lower()) > 1 else c.lower() for c in text)
-    yield from _assignments(text, lowered, language in _CONFIG_LANGUAGES)
+    yield from _assignments(text, lowered, language in CONFIG_LANGUAGES)
     if language != "dockerfile" and not _PASSWORD_HINT.search(lowered):
         return
     for m in _KEY_VALUE_NAME.finditer(lowered):

@@ -1,0 +1,54 @@
+"""`pix gc`: drop what no snapshot needs and give the space back to the file system.
+
+`--keep N` first drops commit snapshots (`pix index --at`) beyond the N newest; the work-tree
+snapshot is never dropped. Then blobs no snapshot references go, with their chunks, vectors,
+FTS and trigram rows and secrets, in one transaction. Deleting frees pages inside the file
+only, so VACUUM then rewrites the file without them and the WAL is truncated.
+"""
+
+from __future__ import annotations
+
+from pix.errors import UsageError
+from pix.index import locate
+from pix.store import open_store, sql
+
+SCHEMA_VERSION = 1
+
+
+def database_bytes(db) -> int:
+    """The database file and its WAL, as they take space on disk."""
+    return sum(p.stat().st_size for p in (db, db.with_name(db.name + "-wal")) if p.exists())
+
+
+def gc(path: str | None = None, db: str | None = None, keep: int | None = None) -> dict:
+    if keep is not None and keep < 0:
+        raise UsageError("--keep must be 0 or more")
+    target = locate(path, db)
+    store = open_store(target.db, create=False)
+    try:
+        before = database_bytes(target.db)
+        conn = store.conn
+        removed = {"snapshots": 0}
+        with store.write():
+            if keep is not None:
+                conn.execute(sql.GC_OLD_COMMIT_SNAPSHOTS, (keep,))
+                removed["snapshots"] = conn.changes()
+            for name, statement in (
+                ("vectors", sql.GC_VECTORS),
+                ("chunks", sql.GC_CHUNKS),
+                ("symbols", sql.GC_SYMBOLS),
+                ("blobs", sql.GC_BLOBS),
+            ):
+                conn.execute(statement)
+                removed[name] = conn.changes()
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return {
+            "schemaVersion": SCHEMA_VERSION,
+            "db": str(target.db),
+            "removed": removed,
+            "bytesBefore": before,
+            "bytesAfter": database_bytes(target.db),
+        }
+    finally:
+        store.close()

@@ -1,0 +1,88 @@
+"""What an answer shows of a file: its stored lines, whose secrets were masked when indexed.
+
+The database holds each file's text with every secret replaced by `[REDACTED:kind]` within its
+line (pix.ingest.mask), and the `secret` table says which lines each masked secret covered. So
+output needs no detector: a `ShownFile` serves the stored lines, and which secrets the shown
+lines cover comes from those rows. With the owner's --show-secrets (`reveal`), the original
+lines are read from the work tree or git objects (pix.ingest.scan.read_original); when neither
+has the file any more, the masked lines are shown and the answer says so.
+
+`Redactions` collects which secrets an answer showed (each counted once, however many pieces
+of it were shown) and reports them as the response's `redactionSummary`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+Occurrence = tuple[int, str]  # (the secret's seq in its blob, kind)
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as the chunker counts them: split on '\\n', no empty last line for a final '\\n'."""
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    return lines
+
+
+class ShownFile:
+    def __init__(
+        self, text: str, secrets: list[tuple[int, str, int, int]], original: str | None = None
+    ) -> None:
+        self.chars = len(text)
+        self.ends_with_newline = text.endswith("\n")
+        self.masked = split_lines(text)
+        self.original = split_lines(original) if original is not None else None
+        self.found: dict[int, list[Occurrence]] = {}  # 1-based line -> secrets on it
+        for seq, kind, first, last in secrets:
+            for line in range(first, last + 1):
+                self.found.setdefault(line, []).append((seq, kind))
+
+    @property
+    def line_count(self) -> int:
+        return len(self.masked)
+
+    def _source(self, reveal: bool) -> list[str]:
+        return self.original if reveal and self.original is not None else self.masked
+
+    def lines(self, first: int, last: int, reveal: bool = False) -> list[str]:
+        """Lines first..last (1-based, inclusive), the originals with `reveal`."""
+        return self._source(reveal)[max(first, 1) - 1 : max(last, 0)]
+
+    def text(self, first: int, last: int, reveal: bool = False) -> str:
+        """Lines first..last joined by '\\n', as the chunker cuts a chunk's text."""
+        return "\n".join(self.lines(first, last, reveal))
+
+    def whole(self, reveal: bool = False) -> str:
+        text = "\n".join(self._source(reveal))
+        return text + "\n" if self.ends_with_newline else text
+
+    def secrets_in(self, first: int, last: int) -> set[Occurrence]:
+        """The secrets that lines first..last (1-based) show some part of."""
+        return {occ for line in range(max(first, 1), last + 1) for occ in self.found.get(line, ())}
+
+
+class Redactions:
+    """What one answer masked (or, with `reveal`, showed unmasked): `redactionSummary`."""
+
+    def __init__(self, reveal: bool = False) -> None:
+        self.reveal = reveal
+        self._seen: dict[tuple[str, int], str] = {}
+        self._still_masked = False  # reveal asked, but some original could not be read
+
+    def add(self, blob: str, occurrences: Iterable[Occurrence], shown: ShownFile) -> None:
+        for seq, kind in occurrences:
+            self._seen[(blob, seq)] = kind
+            if shown.original is None:
+                self._still_masked = True
+
+    def summary(self) -> dict:
+        by_kind: dict[str, int] = {}
+        for kind in self._seen.values():
+            by_kind[kind] = by_kind.get(kind, 0) + 1
+        return {
+            "masked": not self.reveal or self._still_masked,
+            "total": len(self._seen),
+            "byKind": dict(sorted(by_kind.items())),
+        }

@@ -1,0 +1,132 @@
+"""Writing file content: a blob's masked text once, its chunks, FTS rows, symbols and secrets.
+
+Everything pix stores about a file's content is derived from `blob.text`, the file's text with
+its secrets masked (pix.ingest.mask). Chunks are character ranges of it, FTS5 reads them
+through the `chunk_text` view, the trigram index reads `blob` by trigger. Callers hold the
+write transaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from itertools import accumulate
+
+import apsw
+
+from pix.ingest import redact, scan
+from pix.ingest.chunk import chunk_file, language_for_path
+from pix.ingest.mask import mask, widens
+from pix.ingest.terms import identifier_parts, split_identifier
+from pix.store import sql
+
+REDACT_VERSION_KEY = "redact.version"
+
+
+def embed_text(context: str | None, text: str) -> str:
+    """What the model reads for a chunk: the enclosing signature of a split piece, then the text."""
+    return f"{context}\n{text}" if context else text
+
+
+def embed_key(embed_input: str) -> int:
+    """The first 8 bytes of sha1(input) as a signed 64-bit integer (SQLite's INTEGER)."""
+    return int.from_bytes(hashlib.sha1(embed_input.encode()).digest()[:8], "big", signed=True)
+
+
+def line_count(text: str) -> int:
+    return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+
+
+def store_blob(conn: apsw.Connection, sha: str, path: str, data: bytes) -> int:
+    """A new blob with everything derived from it. Returns the chunks added."""
+    text = scan.decode(data)
+    language = language_for_path(path) or "text"
+    masked = mask(text, language)
+    conn.execute(sql.INSERT_BLOB, (sha, len(data), line_count(text), language, masked.text))
+    blob_id = conn.last_insert_rowid()
+    _insert_secrets(conn, blob_id, masked.secrets, 0)
+    return _store_chunks(conn, blob_id, masked.text, path)
+
+
+def _insert_secrets(conn: apsw.Connection, blob_id: int, secrets, first_seq: int) -> None:
+    conn.executemany(
+        sql.INSERT_SECRET,
+        ((blob_id, first_seq + i, s.kind, s.start_line, s.end_line) for i, s in enumerate(secrets)),
+    )
+
+
+def _store_chunks(conn: apsw.Connection, blob_id: int, text: str, path: str) -> int:
+    chunks = chunk_file(text, path)
+    # Character offset of each line: a chunk is whole lines, so its range follows from them.
+    starts = [0, *accumulate(len(line) + 1 for line in text.split("\n"))]
+    for seq, ch in enumerate(chunks):
+        start = starts[ch.start_line - 1]
+        parts = identifier_parts(ch.text)
+        conn.execute(
+            sql.INSERT_CHUNK,
+            (
+                blob_id, seq, ch.start_line, ch.end_line, start, start + len(ch.text),
+                ch.kind, ch.symbol, ch.context, parts, embed_key(embed_text(ch.context, ch.text)),
+            ),
+        )  # fmt: skip
+        chunk_id = conn.last_insert_rowid()
+        conn.execute(sql.INSERT_CHUNK_FTS, (chunk_id, ch.text, parts))
+        conn.executemany(sql.INSERT_SYMBOL, symbol_rows(chunk_id, ch.defines))
+    return len(chunks)
+
+
+def symbol_rows(chunk_id: int, names: tuple[str, ...]) -> list[tuple[int | str | None, ...]]:
+    """One row per distinct term of the names: whole names first (they keep their spelling),
+    then the parts that are not also a whole name."""
+    terms: dict[str, str | None] = {}
+    for name in names:
+        terms.setdefault(name.lower(), name)
+    for name in names:
+        for part in split_identifier(name):
+            terms.setdefault(part, None)
+    return [(term, chunk_id, int(name is not None), name) for term, name in terms.items()]
+
+
+def remask_blob(conn: apsw.Connection, blob_id: int, language: str) -> int:
+    """Mask what the current detector finds in a stored text (written by an older detector,
+    or stored from a path whose language counted fewer secrets). The blob's chunks are
+    derived again (FTS rows, symbols; their vectors go, to be embedded again). Returns the
+    secrets newly masked."""
+    text, path = conn.execute(sql.BLOB_FOR_REMASK, (blob_id,)).fetchone()
+    masked = mask(text, language)
+    if not masked.secrets:
+        return 0
+    seq = conn.execute(sql.NEXT_SECRET_SEQ, (blob_id,)).fetchone()[0]
+    conn.execute(sql.DELETE_VECTORS_OF_BLOB, (blob_id,))
+    conn.execute(sql.DELETE_SYMBOLS_OF_BLOB, (blob_id,))
+    conn.execute(sql.DELETE_CHUNKS_OF_BLOB, (blob_id,))  # FTS rows go with the old text
+    conn.execute(sql.UPDATE_BLOB_TEXT, (masked.text, blob_id))
+    _insert_secrets(conn, blob_id, masked.secrets, seq)
+    _store_chunks(conn, blob_id, masked.text, path or "")
+    return len(masked.secrets)
+
+
+def remask_for_path(conn: apsw.Connection, sha: str, stored_language: str, path: str) -> int:
+    """Content already stored, now also at `path`: mask again if that path's language counts
+    more secrets (a config file holding the same bytes as a code file)."""
+    language = language_for_path(path) or "text"
+    if not widens(stored_language, language):
+        return 0
+    (blob_id,) = conn.execute(sql.BLOB_ID, (sha,)).fetchone()
+    return remask_blob(conn, blob_id, language)
+
+
+def remask_outdated(store) -> int:
+    """Re-mask every stored text if the detector is newer than the one that wrote them; one
+    transaction, then the database records the detector's version. Returns secrets masked."""
+    recorded = store.meta(REDACT_VERSION_KEY)
+    if recorded == str(redact.VERSION):
+        return 0
+    added = 0
+    with store.write():
+        for blob_id, language in store.conn.execute(sql.ALL_BLOBS).fetchall():
+            added += remask_blob(store.conn, blob_id, language)
+        store.set_meta(REDACT_VERSION_KEY, str(redact.VERSION))
+    if added:
+        # Deleted pages were overwritten (secure_delete); old WAL frames go with a checkpoint.
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return added

@@ -1,0 +1,99 @@
+"""pix gc: unreferenced content goes, old commit snapshots go with --keep, the file shrinks,
+and what stays answers exactly as before."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import GEOMETRY, GREETING, commit, pix_json, write
+
+from pix.errors import UsageError
+from pix.gc import gc
+from pix.query import QueryRequest, query
+from pix.store import open_store
+
+
+def rows(db: Path, statement: str, *params):
+    store = open_store(db, create=False)
+    try:
+        return store.conn.execute(statement, params).fetchall()
+    finally:
+        store.close()
+
+
+def answer(repo: Path, at: str | None = None) -> list:
+    response = query(QueryRequest("area of a circle", at=at, explain=True), cwd=str(repo))
+    return [(r["path"], r["startLine"], r["score"], r["text"]) for r in response["results"]]
+
+
+@pytest.fixture
+def history(make_repo, index):
+    """A repository with three commits, each indexed with --at, and the work tree indexed."""
+    repo = make_repo({"geometry.py": GEOMETRY, "greeting.py": GREETING})
+    shas = []
+    for i in range(3):
+        write(repo, {f"step{i}.py": f"def step_{i}():\n    return {i}\n" * 40})
+        shas.append(commit(repo, f"step {i}"))
+        index(repo, at=shas[-1])
+    index(repo)
+    return repo, shas
+
+
+def test_gc_keep_drops_old_commit_snapshots_and_returns_space(history):
+    repo, shas = history
+    db = repo / ".pix.db"
+    newest = answer(repo, at=shas[-1])
+    tree = answer(repo)
+    assert rows(db, "SELECT count(*) FROM snapshot")[0][0] == 4
+    code, report, err = pix_json("gc", "--keep", "1", "--json", cwd=repo)
+    assert code == 0, err
+    assert report["schemaVersion"] == 1
+    assert report["removed"]["snapshots"] == 2
+    assert report["bytesAfter"] < report["bytesBefore"]
+    assert report["bytesAfter"] == db.stat().st_size + (
+        Path(str(db) + "-wal").stat().st_size if Path(str(db) + "-wal").exists() else 0
+    )
+    kinds = rows(db, "SELECT kind, commit_sha FROM snapshot ORDER BY id")
+    assert [k for k, _ in kinds] == ["commit", "worktree"] and kinds[0][1] == shas[-1]
+    # what stays answers byte for byte as before (vectors, FTS and text survive VACUUM)
+    assert answer(repo, at=shas[-1]) == newest
+    assert answer(repo) == tree
+    for table in ("chunk_fts", "blob_trigram"):
+        rows(db, f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
+    assert rows(db, "PRAGMA integrity_check")[0][0] == "ok"
+    # no orphans: every chunk has a blob, every symbol and vector a chunk
+    assert (
+        rows(db, "SELECT count(*) FROM symbol WHERE chunk_id NOT IN (SELECT id FROM chunk)")[0][0]
+        == 0
+    )
+    assert (
+        rows(db, "SELECT count(*) FROM chunk_vec WHERE chunk_id NOT IN (SELECT id FROM chunk)")[0][
+            0
+        ]
+        == 0
+    )
+
+
+def test_gc_drops_content_of_replaced_work_tree_snapshots(make_repo, index):
+    repo = make_repo({"geometry.py": GEOMETRY})
+    index(repo)
+    write(repo, {"geometry.py": GREETING})
+    index(repo)
+    db = repo / ".pix.db"
+    assert rows(db, "SELECT count(*) FROM blob")[0][0] == 2
+    report = gc(str(repo))
+    assert report["removed"]["blobs"] == 1 and report["removed"]["chunks"] >= 1
+    assert report["removed"]["snapshots"] == 0
+    assert rows(db, "SELECT count(*) FROM blob")[0][0] == 1
+    response = query(QueryRequest("say hello to a person", mode="file"), cwd=str(repo))
+    assert [r["text"] for r in response["results"]] == [GREETING]
+
+
+def test_gc_refuses_a_negative_keep(make_repo, index):
+    repo = make_repo({"geometry.py": GEOMETRY})
+    index(repo)
+    with pytest.raises(UsageError):
+        gc(str(repo), keep=-1)
+    code, _, err = pix_json("gc", "--keep", "-1", cwd=repo)
+    assert code == 2 and "keep" in err

@@ -1,0 +1,117 @@
+"""Secrets never reach the database: masked before writing, masked again when the detector
+learns more, and read back unmasked only from the repository by the owner's --show-secrets."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from conftest import commit, git, pix_json, write
+from test_redact import RANDOM
+
+from pix.ingest import mask, redact
+from pix.query import QueryRequest, query
+from pix.store import open_store
+
+BILLING = f'''def charge_customer(amount, card):
+    """Charge the customer's card through the payment gateway."""
+    STRIPE_WEBHOOK_SIGNING_SECRET = "{RANDOM}"
+    return gateway_charge(amount, card, STRIPE_WEBHOOK_SIGNING_SECRET)
+'''
+MASKED = BILLING.replace(RANDOM, "[REDACTED:secret]")
+STAGING = "db_password: Tr0ub4dor3xyz\n"
+
+
+def rows(db: Path, statement: str, *params):
+    store = open_store(db, create=False)
+    try:
+        return store.conn.execute(statement, params).fetchall()
+    finally:
+        store.close()
+
+
+def holds(db: Path, value: str) -> list[str]:
+    """Where `value` is readable: the database's text, its FTS words, the file, its WAL."""
+    found = []
+    if rows(db, "SELECT 1 FROM blob WHERE instr(text, ?)", value):
+        found.append("blob.text")
+    if rows(db, "SELECT 1 FROM chunk_text WHERE instr(text, ?)", value):
+        found.append("chunk_text")
+    if rows(db, "SELECT 1 FROM chunk_fts WHERE chunk_fts MATCH ?", '"' + value + '"'):
+        found.append("chunk_fts")
+    for path in (db, Path(str(db) + "-wal")):
+        if path.exists() and value.encode() in path.read_bytes():
+            found.append(path.name)
+    return found
+
+
+def test_a_newer_detector_masks_again_what_an_older_one_stored(make_repo, index, monkeypatch):
+    repo = make_repo({"billing.py": BILLING, "other.py": "def other():\n    return 1\n"})
+    db = repo / ".pix.db"
+    with monkeypatch.context() as m:  # an older detector that knew no secret kind
+        m.setattr(mask, "find_secrets", lambda text, language=None: [])
+        m.setattr(redact, "VERSION", 1)
+        index(repo)
+    assert rows(db, "SELECT value FROM meta WHERE key = 'redact.version'") == [("1",)]
+    assert holds(db, RANDOM)  # what that older version wrote
+    embedded_before = rows(db, "SELECT count(*) FROM chunk_vec")[0][0]
+    report = index(repo)  # the real detector, a newer version
+    assert rows(db, "SELECT value FROM meta WHERE key = 'redact.version'") == [
+        (str(redact.VERSION),)
+    ]
+    assert holds(db, RANDOM) == []
+    assert rows(db, "SELECT text FROM blob WHERE instr(text, 'charge_customer')") == [(MASKED,)]
+    assert rows(db, "SELECT kind, start_line FROM secret") == [("secret", 3)]
+    # the re-derived chunks were embedded again; the other file's vectors were kept
+    chunks = rows(db, "SELECT count(*) FROM chunk")[0][0]
+    assert rows(db, "SELECT count(*) FROM chunk_vec")[0][0] == chunks == embedded_before
+    assert report.embedded >= 1
+    for table in ("chunk_fts", "blob_trigram"):
+        rows(db, f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
+    response = query(QueryRequest("charge the customer's card"), cwd=str(repo))
+    assert response["results"][0]["text"] == MASKED.rstrip("\n")
+    assert response["redactionSummary"]["byKind"] == {"secret": 1}
+
+
+def test_content_seen_again_at_a_config_path_is_masked_for_it(make_repo, index):
+    repo = make_repo({"notes/staging.md": STAGING})  # prose: a bare value is no secret
+    db = repo / ".pix.db"
+    index(repo)
+    assert holds(db, "Tr0ub4dor3xyz")
+    write(repo, {"deploy/staging.txt": STAGING})  # the same bytes in a config-style file
+    commit(repo)
+    index(repo)
+    assert holds(db, "Tr0ub4dor3xyz") == []
+    assert rows(db, "SELECT text FROM blob") == [("db_password: [REDACTED:password]\n",)]
+
+
+def test_show_secrets_reads_the_repository_and_says_when_it_cannot(make_repo, index, tmp_path):
+    repo = make_repo({"billing.py": BILLING})
+    index(repo)
+    args = ("query", "charge the customer's card", "--top", "1", "--json")
+    code, response, err = pix_json(*args, "--show-secrets", cwd=repo)
+    assert code == 0 and response["results"][0]["text"] == BILLING.rstrip("\n")
+    assert response["redactionSummary"]["masked"] is False
+    # the work tree moved on: the indexed content comes from git objects
+    write(repo, {"billing.py": "changed = True\n"})
+    code, response, err = pix_json(*args, "--show-secrets", cwd=repo)
+    assert code == 0 and response["results"][0]["text"] == BILLING.rstrip("\n")
+    # a database copied away from the repository cannot reveal: masked, and it says so
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.copy(repo / ".pix.db", elsewhere / "copy.db")
+    code, response, err = pix_json(*args, "--show-secrets", "--db", "copy.db", cwd=elsewhere)
+    assert code == 0, err
+    assert response["results"][0]["text"] == MASKED.rstrip("\n")
+    assert response["redactionSummary"]["masked"] is True
+    assert any("shown masked" in w for w in response["warnings"])
+    assert git(repo, "status", "--porcelain") == "M billing.py"  # the database is excluded
+
+
+def test_the_database_is_excluded_from_git_status(make_repo, index):
+    repo = make_repo({"a.py": "x = 1\n"})
+    index(repo)
+    index(repo)
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+    exclude = (repo / ".git" / "info" / "exclude").read_text()
+    assert exclude.count("/.pix.db*") == 1  # written once, however often pix indexes
