@@ -323,20 +323,26 @@ def _reap_quietly(proc: subprocess.Popen) -> None:
         pass
 
 
+# The blob ids of one snapshot (bound parameter: its id).
+_BLOBS = (
+    "SELECT b.id FROM snapshot_file f JOIN blob b ON b.sha = f.blob_sha WHERE f.snapshot_id = ?"
+)
+
+
 def pending_texts(db: Path, snapshot_id: int) -> list[str]:
     """The texts `embed_pending` will run, in its order: one per distinct embed_sha lacking a
     vector, ordered by embed_sha (what pix's PENDING_EMBEDDINGS selects; the texts are checked
     against the stored vectors afterwards, in `snapshot_facts`)."""
-    from pix.index import embed_text
     from pix.store import open_store
+    from pix.store.content import embed_text
 
     store = open_store(db, create=False)
     try:
         rows = store.conn.execute(
-            "SELECT min(c.context), min(c.text) FROM chunk c "
-            "WHERE c.blob_sha IN (SELECT blob_sha FROM snapshot_file WHERE snapshot_id = ?) "
+            f"SELECT min(c.context), min(t.text) FROM chunk c JOIN chunk_text t ON t.id = c.id "
+            f"WHERE c.blob_id IN ({_BLOBS}) "
             "AND NOT EXISTS (SELECT 1 FROM chunk_vec v WHERE v.chunk_id = c.id) "
-            "GROUP BY c.embed_sha ORDER BY c.embed_sha",
+            "GROUP BY c.embed_key ORDER BY c.embed_key",
             (snapshot_id,),
         ).fetchall()
     finally:
@@ -346,24 +352,23 @@ def pending_texts(db: Path, snapshot_id: int) -> list[str]:
 
 def snapshot_facts(db: Path, snapshot_id: int) -> tuple[int, int, list[str]]:
     """Chunk count, indexed bytes and the distinct texts that now have vectors."""
-    from pix.index import embed_text
     from pix.store import open_store
+    from pix.store.content import embed_text
 
     store = open_store(db, create=False)
     try:
         conn = store.conn
-        blobs = "SELECT blob_sha FROM snapshot_file WHERE snapshot_id = ?"
         (chunks,) = conn.execute(
-            f"SELECT count(*) FROM chunk WHERE blob_sha IN ({blobs})", (snapshot_id,)
+            f"SELECT count(*) FROM chunk WHERE blob_id IN ({_BLOBS})", (snapshot_id,)
         ).fetchone()
         (source,) = conn.execute(
             "SELECT coalesce(sum(size), 0) FROM snapshot_file WHERE snapshot_id = ?",
             (snapshot_id,),
         ).fetchone()
         rows = conn.execute(
-            "SELECT min(c.context), min(c.text) FROM chunk c "
-            f"WHERE c.blob_sha IN ({blobs}) AND c.id IN (SELECT chunk_id FROM chunk_vec) "
-            "GROUP BY c.embed_sha ORDER BY c.embed_sha",
+            "SELECT min(c.context), min(t.text) FROM chunk c JOIN chunk_text t ON t.id = c.id "
+            f"WHERE c.blob_id IN ({_BLOBS}) AND c.id IN (SELECT chunk_id FROM chunk_vec) "
+            "GROUP BY c.embed_key ORDER BY c.embed_key",
             (snapshot_id,),
         ).fetchall()
     finally:

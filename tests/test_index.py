@@ -512,14 +512,14 @@ def _database_files(db: Path) -> list[str]:
 
 
 def test_failed_first_index_leaves_no_database(make_repo, index, monkeypatch, tmp_path):
-    import pix.index
+    import pix.store.content
 
     def broken(text, path):
         raise RuntimeError("chunker failed")
 
     repo = make_repo({"a.py": "x = 1\n"})
     with monkeypatch.context() as patch:
-        patch.setattr(pix.index, "chunk_file", broken)
+        patch.setattr(pix.store.content, "chunk_file", broken)
         with pytest.raises(RuntimeError, match="chunker failed"):
             index(repo)
         assert _database_files(repo / ".pix.db") == []
@@ -531,7 +531,7 @@ def test_failed_first_index_leaves_no_database(make_repo, index, monkeypatch, tm
     index(repo)
     write(repo, {"b.py": "y = 2\n"})
     with monkeypatch.context() as patch:
-        patch.setattr(pix.index, "chunk_file", broken)
+        patch.setattr(pix.store.content, "chunk_file", broken)
         with pytest.raises(RuntimeError):
             index(repo)
         assert rows(repo / ".pix.db", "SELECT count(*) FROM snapshot")[0][0] == 1
