@@ -25,9 +25,9 @@ from pathlib import Path
 from bench import corpora
 
 GROUPS = (  # (label, table-name prefixes), first match wins
+    ("trigrams", ("blob_trigram",)),
     ("text (blob)", ("blob", "sqlite_autoindex_blob")),
     ("FTS5 words", ("chunk_fts",)),
-    ("trigrams", ("blob_trigram",)),
     ("vectors", ("chunk_vec",)),
     ("chunks", ("chunk", "sqlite_autoindex_chunk")),
     ("symbols", ("symbol",)),
