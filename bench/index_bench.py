@@ -513,8 +513,10 @@ def _reindex(
         return None, f"edited {rel}; FAILED: {' '.join(str(exc).split())}"
     try:
         report = json.loads(out)
-        facts = (f"newBlobs={report.get('newBlobs')} chunksAdded={report.get('chunksAdded')}"
-                 f" embedded={report.get('embedded')}")
+        facts = (
+            f"newBlobs={report.get('newBlobs')} chunksAdded={report.get('chunksAdded')}"
+            f" embedded={report.get('embedded')}"
+        )
     except json.JSONDecodeError:
         facts = "the CLI printed no JSON report"
     return seconds, f"edited {rel}; {seconds:.2f}s; {facts}"

@@ -31,7 +31,7 @@ GROUPS = (  # (label, table-name prefixes), first match wins
     ("vectors", ("chunk_vec",)),
     ("chunks", ("chunk", "sqlite_autoindex_chunk")),
     ("symbols", ("symbol",)),
-    ("files & paths", ("snapshot_file", "path_term", "skipped", "snapshot")),
+    ("files & paths", ("snapshot_file", "path", "sqlite_autoindex_path", "skipped", "snapshot")),
 )
 
 

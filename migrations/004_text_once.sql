@@ -2,11 +2,15 @@
 --
 -- Until schema 3 a file's text was kept three times (zlib content, decoded text for discover,
 -- chunk text for FTS5) and secrets were masked only at output, so anyone holding a copied
--- .pix.db read them with sqlite3. Now `blob.text` is the one copy: decoded, '\n' line ends,
--- and every secret the detector finds replaced by [REDACTED:kind] within its line (line
--- numbers stay true). Chunks point into it by character offsets; FTS5 reads chunk text through
--- the view `chunk_text`; the trigram index reads `blob` itself. `secret` says where each
--- masked secret was (never what it was).
+-- .pix.db read them with sqlite3. Now `blob.content` is the one copy: the text pix reads
+-- (decoded, '\n' line ends, no BOM) with every secret the detector finds replaced by
+-- [REDACTED:kind] within its line (line numbers stay true), zlib-compressed. The view
+-- `blob_text` reads it as text; chunks point into it by character offsets and the view
+-- `chunk_text` reads theirs; FTS5 indexes chunk_text, the trigram index blob_text. `secret`
+-- says where each masked secret was (never what it was).
+--
+-- Reading the text needs sqlar_uncompress(content, text_size): the sqlite3 shell has it, pix
+-- registers the same function on its connections.
 --
 -- The index content of an older layout is dropped here and rebuilt by the next `pix index`:
 -- it is derived from the repository. Saved aliases and the model identity in meta are kept.
@@ -44,8 +48,8 @@ CREATE TABLE snapshot (
 CREATE INDEX snapshot_commit ON snapshot(commit_sha);
 
 -- One row per distinct file content.
--- AUTOINCREMENT: an id is never reused, so nothing keyed by an old id (trigram rows, secrets)
--- can ever name a new row.
+-- One row per distinct file content. AUTOINCREMENT: an id is never reused, so nothing keyed
+-- by an old id (trigram rows, secrets, chunks) can ever name a new row.
 CREATE TABLE blob (
     id         INTEGER PRIMARY KEY AUTOINCREMENT,
     -- the git blob id of the file as it is in the repository (before masking)
@@ -53,9 +57,13 @@ CREATE TABLE blob (
     size       INTEGER NOT NULL,  -- bytes in the repository
     line_count INTEGER NOT NULL,
     language   TEXT NOT NULL,
-    -- the text pix searches and shows: decoded, '\n' line ends, no BOM, secrets masked
-    text       TEXT NOT NULL
+    -- the text pix searches and shows (secrets masked), UTF-8: text_size bytes, zlib-compressed
+    -- in content unless that would not be smaller (then content is the bytes themselves)
+    text_size  INTEGER NOT NULL,
+    content    BLOB NOT NULL
 );
+CREATE VIEW blob_text(id, sha, text) AS
+SELECT id, sha, CAST(sqlar_uncompress(content, text_size) AS TEXT) FROM blob;
 
 CREATE TABLE snapshot_file (
     snapshot_id INTEGER NOT NULL REFERENCES snapshot(id) ON DELETE CASCADE,
@@ -69,12 +77,18 @@ CREATE TABLE snapshot_file (
 ) WITHOUT ROWID;
 CREATE INDEX snapshot_file_blob ON snapshot_file(blob_sha);
 
--- Lower-cased path components and their identifier parts, for the path channel.
+-- Every path any snapshot holds, once, with its lower-cased components and their identifier
+-- parts (the path channel). Terms depend on the path alone, so a path kept by many snapshots
+-- (every --at commit) is split and stored once. No foreign keys: pix gc deletes paths no
+-- snapshot holds, then their terms, one statement each.
+CREATE TABLE path (
+    id   INTEGER PRIMARY KEY AUTOINCREMENT,
+    path TEXT NOT NULL UNIQUE
+);
 CREATE TABLE path_term (
-    snapshot_id INTEGER NOT NULL REFERENCES snapshot(id) ON DELETE CASCADE,
-    path        TEXT NOT NULL,
-    term        TEXT NOT NULL,
-    PRIMARY KEY (snapshot_id, term, path)
+    term    TEXT NOT NULL,
+    path_id INTEGER NOT NULL,
+    PRIMARY KEY (term, path_id)
 ) WITHOUT ROWID;
 
 CREATE TABLE skipped (
@@ -108,7 +122,8 @@ CREATE TABLE chunk (
     seq        INTEGER NOT NULL,
     start_line INTEGER NOT NULL,
     end_line   INTEGER NOT NULL,
-    -- the chunk's text is blob.text[start_char:end_char] (characters, 0-based, end excluded)
+    -- the chunk's text is blob_text.text[start_char:end_char] (characters, 0-based, end
+    -- excluded)
     start_char INTEGER NOT NULL,
     end_char   INTEGER NOT NULL,
     kind       TEXT NOT NULL,
@@ -126,8 +141,8 @@ CREATE INDEX chunk_embed_key ON chunk(embed_key);
 
 -- A chunk's text, read from its blob: what FTS5 indexes, and what a person reads at the prompt.
 CREATE VIEW chunk_text(id, text, parts) AS
-SELECT c.id, substr(b.text, c.start_char + 1, c.end_char - c.start_char), c.parts
-FROM chunk c JOIN blob b ON b.id = c.blob_id;
+SELECT c.id, substr(t.text, c.start_char + 1, c.end_char - c.start_char), c.parts
+FROM chunk c JOIN blob_text t ON t.id = c.blob_id;
 
 CREATE VIRTUAL TABLE chunk_fts USING fts5(
     text, parts, content='chunk_text', content_rowid='id',
@@ -137,9 +152,9 @@ CREATE VIRTUAL TABLE chunk_fts USING fts5(
 -- here, so a chunk's blob must outlive its chunks (pix gc deletes chunks before blobs).
 CREATE TRIGGER chunk_fts_delete AFTER DELETE ON chunk BEGIN
     INSERT INTO chunk_fts(chunk_fts, rowid, text, parts)
-    SELECT 'delete', old.id, substr(b.text, old.start_char + 1, old.end_char - old.start_char),
+    SELECT 'delete', old.id, substr(t.text, old.start_char + 1, old.end_char - old.start_char),
            old.parts
-    FROM blob b WHERE b.id = old.blob_id;
+    FROM blob_text t WHERE t.id = old.blob_id;
 END;
 
 -- The identifier channel: each term of a chunk's defined names once. whole = 1 when the term
@@ -165,21 +180,16 @@ CREATE VIRTUAL TABLE chunk_vec USING vec0(
 
 -- Trigram index for `pix discover`: which blobs can contain a literal string. detail=none
 -- keeps only which rows hold a trigram (a third of detail=full); a literal is narrowed by the
--- AND of its trigrams and every candidate verified on its text. The stock tokenizer only, so
+-- AND of its trigrams and every candidate verified on its text. pix inserts a blob's rows
+-- itself (with the text at hand); deleting a blob removes them. The stock tokenizer only, so
 -- the sqlite3 shell answers LIKE from it:
 --   SELECT f.path FROM blob_trigram t JOIN blob b ON b.id = t.rowid
 --   JOIN snapshot_file f ON f.blob_sha = b.sha WHERE t.text LIKE '%get!_object%' ESCAPE '!';
 CREATE VIRTUAL TABLE blob_trigram USING fts5(
-    text, content='blob', content_rowid='id',
+    text, content='blob_text', content_rowid='id',
     tokenize='trigram case_sensitive 0', detail=none
 );
-CREATE TRIGGER blob_trigram_insert AFTER INSERT ON blob BEGIN
-    INSERT INTO blob_trigram(rowid, text) VALUES (new.id, new.text);
-END;
 CREATE TRIGGER blob_trigram_delete AFTER DELETE ON blob BEGIN
-    INSERT INTO blob_trigram(blob_trigram, rowid, text) VALUES ('delete', old.id, old.text);
-END;
-CREATE TRIGGER blob_trigram_update AFTER UPDATE OF text ON blob BEGIN
-    INSERT INTO blob_trigram(blob_trigram, rowid, text) VALUES ('delete', old.id, old.text);
-    INSERT INTO blob_trigram(rowid, text) VALUES (new.id, new.text);
+    INSERT INTO blob_trigram(blob_trigram, rowid, text)
+    VALUES ('delete', old.id, CAST(sqlar_uncompress(old.content, old.text_size) AS TEXT));
 END;

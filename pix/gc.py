@@ -38,6 +38,8 @@ def gc(path: str | None = None, db: str | None = None, keep: int | None = None) 
                 ("chunks", sql.GC_CHUNKS),
                 ("symbols", sql.GC_SYMBOLS),
                 ("blobs", sql.GC_BLOBS),
+                ("paths", sql.GC_PATHS),
+                ("pathTerms", sql.GC_PATH_TERMS),
             ):
                 conn.execute(statement)
                 removed[name] = conn.changes()

@@ -325,10 +325,9 @@ def _keyword_phase(
         )
         snapshot_id = conn.last_insert_rowid()
         conn.executemany(sql.INSERT_SNAPSHOT_FILE, ((snapshot_id, *f) for f in files))
-        conn.executemany(
-            sql.INSERT_PATH_TERM,
-            ((snapshot_id, p, term) for p, *_ in files for term in path_terms(p)),
-        )
+        for p, *_ in files:
+            for (path_id,) in conn.execute(sql.INSERT_PATH, (p,)).fetchall():
+                conn.executemany(sql.INSERT_PATH_TERM, ((t, path_id) for t in path_terms(p)))
         conn.executemany(sql.INSERT_SKIPPED, ((snapshot_id, *s) for s in skipped))
         if listing.kind != "commit":
             conn.execute(sql.DELETE_OLDER_WORKTREE_SNAPSHOTS, (root_key, snapshot_id))
@@ -408,7 +407,7 @@ def embed_pending(
     if not pending:
         return 0
     embedder = embedder or Embedder()
-    encodings = embedder.encode([content.embed_text(context, text) for _, context, text in pending])
+    encodings = embedder.encode(content.embed_inputs(conn, pending))
     batches = length_batches([len(e.ids) for e in encodings])
     # The model's time follows the padded tokens of a batch, not its chunk count: batches run
     # shortest first, so a rate in chunks would promise far too little time left.

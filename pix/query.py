@@ -25,7 +25,7 @@ from pix.retrieve.route import CHANNELS, Route, route
 from pix.retrieve.search import RRF_K, Hit, register_functions, search
 from pix.schemas import JsonRequest
 from pix.snapshot import Snapshot, changed_files, select_snapshot
-from pix.store import content, open_store, search_sql, sql
+from pix.store import codec, content, open_store, search_sql, sql
 from pix.store.db import Store
 
 SCHEMA_VERSION = 2  # 2: file results name their `file` (seed 000), omitted.budgetFiles
@@ -103,7 +103,7 @@ class QueryEngine:
 
     def _load(self, blob: str, original: str | None) -> ShownFile:
         conn = self.store.conn
-        (text,) = conn.execute(search_sql.BLOB_TEXT, (blob,)).fetchone()
+        text = codec.unpack(*conn.execute(search_sql.BLOB_CONTENT, (blob,)).fetchone())
         return ShownFile(text, conn.execute(sql.SECRETS_OF_BLOB, (blob,)).fetchall(), original)
 
     def answer(self, run: Callable[[], dict]) -> dict:

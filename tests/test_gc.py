@@ -32,8 +32,11 @@ def history(make_repo, index):
     """A repository with three commits, each indexed with --at, and the work tree indexed."""
     repo = make_repo({"geometry.py": GEOMETRY, "greeting.py": GREETING})
     shas = []
-    for i in range(3):
-        write(repo, {f"step{i}.py": f"def step_{i}():\n    return {i}\n" * 40})
+    for i in range(3):  # each commit rewrites step.py: the older versions are its own
+        body = "".join(
+            f"def step_{i}_{j}(x):\n    return x * {i * 1000 + j}\n\n" for j in range(80)
+        )
+        write(repo, {"step.py": body})
         shas.append(commit(repo, f"step {i}"))
         index(repo, at=shas[-1])
     index(repo)
@@ -50,6 +53,7 @@ def test_gc_keep_drops_old_commit_snapshots_and_returns_space(history):
     assert code == 0, err
     assert report["schemaVersion"] == 1
     assert report["removed"]["snapshots"] == 2
+    assert report["removed"]["blobs"] == 2 and report["removed"]["chunks"] > 0
     assert report["bytesAfter"] < report["bytesBefore"]
     assert report["bytesAfter"] == db.stat().st_size + (
         Path(str(db) + "-wal").stat().st_size if Path(str(db) + "-wal").exists() else 0

@@ -69,7 +69,7 @@ def test_index_creates_searchable_embedded_snapshot(make_repo, index):
     assert hit
     # the text is stored once per git blob id, as pix reads it; chunks are ranges of it
     blob = git(repo, "rev-parse", "HEAD:app.py")
-    (text,) = rows(db, "SELECT text FROM blob WHERE sha = ?", blob)[0]
+    (text,) = rows(db, "SELECT text FROM blob_text WHERE sha = ?", blob)[0]
     assert text == PY
     pieces = rows(
         db,

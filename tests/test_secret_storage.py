@@ -33,8 +33,8 @@ def rows(db: Path, statement: str, *params):
 def holds(db: Path, value: str) -> list[str]:
     """Where `value` is readable: the database's text, its FTS words, the file, its WAL."""
     found = []
-    if rows(db, "SELECT 1 FROM blob WHERE instr(text, ?)", value):
-        found.append("blob.text")
+    if rows(db, "SELECT 1 FROM blob_text WHERE instr(text, ?)", value):
+        found.append("blob_text")
     if rows(db, "SELECT 1 FROM chunk_text WHERE instr(text, ?)", value):
         found.append("chunk_text")
     if rows(db, "SELECT 1 FROM chunk_fts WHERE chunk_fts MATCH ?", '"' + value + '"'):
@@ -60,7 +60,8 @@ def test_a_newer_detector_masks_again_what_an_older_one_stored(make_repo, index,
         (str(redact.VERSION),)
     ]
     assert holds(db, RANDOM) == []
-    assert rows(db, "SELECT text FROM blob WHERE instr(text, 'charge_customer')") == [(MASKED,)]
+    masked = "SELECT text FROM blob_text WHERE instr(text, 'charge_customer')"
+    assert rows(db, masked) == [(MASKED,)]
     assert rows(db, "SELECT kind, start_line FROM secret") == [("secret", 3)]
     # the re-derived chunks were embedded again; the other file's vectors were kept
     chunks = rows(db, "SELECT count(*) FROM chunk")[0][0]
@@ -82,7 +83,7 @@ def test_content_seen_again_at_a_config_path_is_masked_for_it(make_repo, index):
     commit(repo)
     index(repo)
     assert holds(db, "Tr0ub4dor3xyz") == []
-    assert rows(db, "SELECT text FROM blob") == [("db_password: [REDACTED:password]\n",)]
+    assert rows(db, "SELECT text FROM blob_text") == [("db_password: [REDACTED:password]\n",)]
 
 
 def test_show_secrets_reads_the_repository_and_says_when_it_cannot(make_repo, index, tmp_path):

@@ -16,7 +16,7 @@ from pix.discover.verify import Excerpt, excerpt
 from pix.index import Target
 from pix.ingest import scan
 from pix.output.shown import Redactions, ShownFile
-from pix.store import search_sql, sql
+from pix.store import codec, search_sql, sql
 from pix.store.db import Store
 
 
@@ -34,7 +34,7 @@ class Shown:
         secrets = conn.execute(sql.SECRETS_OF_BLOB, (sha,)).fetchall()
         if not (self.reveal and secrets):  # nothing to reveal: no need for the text itself
             return ShownFile("", secrets)
-        (text,) = conn.execute(search_sql.BLOB_TEXT, (sha,)).fetchone()
+        text = codec.unpack(*conn.execute(search_sql.BLOB_CONTENT, (sha,)).fetchone())
         original = scan.read_original(self.target.root, self.target.is_git, path, sha)
         if original is None:
             self._unrevealed.add(path)

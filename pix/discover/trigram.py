@@ -1,8 +1,9 @@
-"""The trigram index (`blob_trigram`, FTS5 over `blob.text`): narrowing and reading text."""
+"""The trigram index (`blob_trigram`, FTS5 over the view `blob_text`): narrowing, and reading
+a candidate's text to verify it."""
 
 from __future__ import annotations
 
-from pix.store import sql
+from pix.store import codec, sql
 from pix.store.db import Store
 
 
@@ -13,4 +14,4 @@ def candidate_ids(store: Store, expression: str) -> set[int]:
 
 def read_text(store: Store, blob_id: int) -> str:
     """A file's stored text: decoded, secrets masked, as the indexer wrote it."""
-    return store.conn.execute(sql.BLOB_TEXT, (blob_id,)).fetchone()[0]
+    return codec.unpack(*store.conn.execute(sql.BLOB_CONTENT, (blob_id,)).fetchone())

@@ -38,13 +38,23 @@ def identifier_parts(text: str) -> str:
     out: list[str] = []
     for word in words_in_order(text):
         parts = split_identifier(word)
-        if len(parts) < 2:
+        if len(parts) < 2 or looks_like_data(parts):
             continue
         for part in parts:
             if part not in words and part not in seen:
                 seen.add(part)
                 out.append(part)
     return " ".join(out)
+
+
+def looks_like_data(parts: list[str]) -> bool:
+    """Base64, hex digests and other data fall apart at case and digit boundaries into pieces
+    that are mostly one or two characters (`yb78nvIuxAYA` -> yb 78 nv iux ayaa): they are no
+    names, and their pieces would only add noise (and bytes) to the index. Names have few
+    such pieces (`getHTTPResponse2` -> get http response 2), and short names may have many
+    (`IPv4Address`, `utf8_to_utf16`), so only words of 16 characters or more are judged."""
+    short = sum(len(p) <= 2 for p in parts)
+    return len(parts) >= 4 and 2 * short > len(parts) and sum(map(len, parts)) >= 16
 
 
 def words_in_order(text: str) -> list[str]:
@@ -65,7 +75,8 @@ def query_terms(text: str) -> list[str]:
     out: list[str] = []
     seen: set[str] = set()
     for word in words_in_order(text):
-        candidates = [word.lower(), *split_identifier(word)]
+        parts = split_identifier(word)
+        candidates = [word.lower(), *([] if looks_like_data(parts) else parts)]
         for term in candidates:
             term = term.strip("_")
             if term and term not in STOPWORDS and term not in seen:

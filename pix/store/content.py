@@ -1,9 +1,10 @@
 """Writing file content: a blob's masked text once, its chunks, FTS rows, symbols and secrets.
 
-Everything pix stores about a file's content is derived from `blob.text`, the file's text with
-its secrets masked (pix.ingest.mask). Chunks are character ranges of it, FTS5 reads them
-through the `chunk_text` view, the trigram index reads `blob` by trigger. Callers hold the
-write transaction.
+Everything pix stores about a file's content is derived from one copy of its text, with its
+secrets masked (pix.ingest.mask), compressed in `blob.content` (pix.store.codec). Chunks are
+character ranges of it; their FTS rows and the blob's trigram rows are written here from the
+text at hand (the delete triggers read it back through the views). Callers hold the write
+transaction.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pix.ingest import redact, scan
 from pix.ingest.chunk import chunk_file, language_for_path
 from pix.ingest.mask import mask, widens
 from pix.ingest.terms import identifier_parts, split_identifier
-from pix.store import sql
+from pix.store import codec, sql
 
 REDACT_VERSION_KEY = "redact.version"
 
@@ -41,10 +42,32 @@ def store_blob(conn: apsw.Connection, sha: str, path: str, data: bytes) -> int:
     text = scan.decode(data)
     language = language_for_path(path) or "text"
     masked = mask(text, language)
-    conn.execute(sql.INSERT_BLOB, (sha, len(data), line_count(text), language, masked.text))
+    conn.execute(
+        sql.INSERT_BLOB, (sha, len(data), line_count(text), language, *codec.pack(masked.text))
+    )
     blob_id = conn.last_insert_rowid()
+    conn.execute(sql.INSERT_TRIGRAMS, (blob_id, masked.text))
     _insert_secrets(conn, blob_id, masked.secrets, 0)
     return _store_chunks(conn, blob_id, masked.text, path)
+
+
+def embed_inputs(conn: apsw.Connection, rows: list[tuple]) -> list[str]:
+    """What the model reads for each row of sql.PENDING_EMBEDDINGS (embed_key, context,
+    blob_id, start_char, end_char), in their order; each blob is inflated once."""
+    out: list[str] = [""] * len(rows)
+    order = sorted(range(len(rows)), key=lambda i: rows[i][2])
+    text, current = "", None
+    for i in order:
+        _, context, blob_id, start, end = rows[i]
+        if blob_id != current:
+            text, current = blob_text(conn, blob_id), blob_id
+        out[i] = embed_text(context, text[start:end])
+    return out
+
+
+def blob_text(conn: apsw.Connection, blob_id: int) -> str:
+    """A stored blob's text (secrets masked)."""
+    return codec.unpack(*conn.execute(sql.BLOB_CONTENT, (blob_id,)).fetchone())
 
 
 def _insert_secrets(conn: apsw.Connection, blob_id: int, secrets, first_seq: int) -> None:
@@ -91,7 +114,8 @@ def remask_blob(conn: apsw.Connection, blob_id: int, language: str) -> int:
     or stored from a path whose language counted fewer secrets). The blob's chunks are
     derived again (FTS rows, symbols; their vectors go, to be embedded again). Returns the
     secrets newly masked."""
-    text, path = conn.execute(sql.BLOB_FOR_REMASK, (blob_id,)).fetchone()
+    content, text_size, path = conn.execute(sql.BLOB_FOR_REMASK, (blob_id,)).fetchone()
+    text = codec.unpack(content, text_size)
     masked = mask(text, language)
     if not masked.secrets:
         return 0
@@ -99,7 +123,9 @@ def remask_blob(conn: apsw.Connection, blob_id: int, language: str) -> int:
     conn.execute(sql.DELETE_VECTORS_OF_BLOB, (blob_id,))
     conn.execute(sql.DELETE_SYMBOLS_OF_BLOB, (blob_id,))
     conn.execute(sql.DELETE_CHUNKS_OF_BLOB, (blob_id,))  # FTS rows go with the old text
-    conn.execute(sql.UPDATE_BLOB_TEXT, (masked.text, blob_id))
+    conn.execute(sql.DELETE_TRIGRAMS, (blob_id, text))
+    conn.execute(sql.UPDATE_BLOB_CONTENT, (*codec.pack(masked.text), blob_id))
+    conn.execute(sql.INSERT_TRIGRAMS, (blob_id, masked.text))
     _insert_secrets(conn, blob_id, masked.secrets, seq)
     _store_chunks(conn, blob_id, masked.text, path or "")
     return len(masked.secrets)

@@ -19,6 +19,7 @@ import sqlite_vec
 
 from pix.errors import DatabaseError, NotIndexedError, PixError
 from pix.paths import MIGRATIONS_DIR
+from pix.store import codec
 
 SQLITE_FAILURES = (apsw.NotADBError, apsw.CorruptError, apsw.CantOpenError, apsw.IOError)
 
@@ -165,6 +166,8 @@ def _connect(path: Path) -> apsw.Connection:
     conn.load_extension(sqlite_vec.loadable_path())
     conn.enable_load_extension(False)
     conn.setbusytimeout(10_000)
+    # The views blob_text and chunk_text read stored text through it, as the sqlite3 shell does.
+    conn.create_scalar_function("sqlar_uncompress", codec.sqlar_uncompress, 2, deterministic=True)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")

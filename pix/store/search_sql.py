@@ -72,13 +72,13 @@ ident AS (
 path_hit AS (
     SELECT path, score, row_number() OVER (ORDER BY score DESC, length(path), path) AS rank
     FROM (
-        SELECT t.path, count(*) AS score
-        FROM path_term t
-        WHERE :w_path > 0 AND t.snapshot_id = :snapshot
+        SELECT p.path, count(*) AS score
+        FROM path_term t JOIN path p ON p.id = t.path_id
+        WHERE :w_path > 0
           AND t.term IN (SELECT value FROM json_each(:terms))
-          AND t.path IN (SELECT path FROM scope)
-        GROUP BY t.path
-        ORDER BY score DESC, length(t.path), t.path
+          AND p.path IN (SELECT path FROM scope)
+        GROUP BY p.path
+        ORDER BY score DESC, length(p.path), p.path
         LIMIT :path_depth
     )
 ),
@@ -153,7 +153,7 @@ SEARCH_RRF = _CHANNELS + _RRF + _FUSE
 SEARCH_DBSF = _CHANNELS + _DBSF + _FUSE
 
 SNAPSHOT_PATHS = "SELECT path FROM snapshot_file WHERE snapshot_id = ? ORDER BY path"
-BLOB_TEXT = "SELECT text FROM blob WHERE sha = ?"
+BLOB_CONTENT = "SELECT content, text_size FROM blob WHERE sha = ?"
 NEWEST_WORKTREE_SNAPSHOT = """
 SELECT id, kind, root, commit_sha, branch, dirty, created_at FROM snapshot
 WHERE root = ? AND kind IN ('worktree', 'folder') ORDER BY id DESC LIMIT 1

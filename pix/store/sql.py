@@ -3,7 +3,13 @@
 # A stored blob's language, or no row: the content is new.
 BLOB_LANGUAGE = "SELECT language FROM blob WHERE sha = ?"
 BLOB_ID = "SELECT id FROM blob WHERE sha = ?"
-INSERT_BLOB = "INSERT INTO blob(sha, size, line_count, language, text) VALUES (?, ?, ?, ?, ?)"
+INSERT_BLOB = """
+INSERT INTO blob(sha, size, line_count, language, text_size, content) VALUES (?, ?, ?, ?, ?, ?)
+"""
+BLOB_CONTENT = "SELECT content, text_size FROM blob WHERE id = ?"
+# A blob's trigram rows, written and (on re-masking) deleted with the text at hand.
+INSERT_TRIGRAMS = "INSERT INTO blob_trigram(rowid, text) VALUES (?, ?)"
+DELETE_TRIGRAMS = "INSERT INTO blob_trigram(blob_trigram, rowid, text) VALUES ('delete', ?, ?)"
 INSERT_SECRET = """
 INSERT INTO secret(blob_id, seq, kind, start_line, end_line) VALUES (?, ?, ?, ?, ?)
 """
@@ -18,7 +24,7 @@ INSERT_SYMBOL = "INSERT INTO symbol(term, chunk_id, whole, name) VALUES (?, ?, ?
 
 # --- re-masking a stored text (pix.store.content.remask_blob)
 BLOB_FOR_REMASK = """
-SELECT b.text, (SELECT min(f.path) FROM snapshot_file f WHERE f.blob_sha = b.sha)
+SELECT b.content, b.text_size, (SELECT min(f.path) FROM snapshot_file f WHERE f.blob_sha = b.sha)
 FROM blob b WHERE b.id = ?
 """
 ALL_BLOBS = "SELECT id, language FROM blob ORDER BY id"
@@ -30,7 +36,7 @@ DELETE_SYMBOLS_OF_BLOB = """
 DELETE FROM symbol WHERE chunk_id IN (SELECT id FROM chunk WHERE blob_id = ?)
 """
 DELETE_CHUNKS_OF_BLOB = "DELETE FROM chunk WHERE blob_id = ?"
-UPDATE_BLOB_TEXT = "UPDATE blob SET text = ? WHERE id = ?"
+UPDATE_BLOB_CONTENT = "UPDATE blob SET text_size = ?, content = ? WHERE id = ?"
 
 LATEST_SNAPSHOT_OF_ROOT = """
 SELECT id, commit_sha, branch, dirty, fingerprint FROM snapshot
@@ -48,7 +54,9 @@ VALUES (?, ?, ?, ?, ?, ?, ?)
 INSERT_SNAPSHOT_FILE = """
 INSERT INTO snapshot_file(snapshot_id, path, blob_sha, size, mtime_ns) VALUES (?, ?, ?, ?, ?)
 """
-INSERT_PATH_TERM = "INSERT OR IGNORE INTO path_term(snapshot_id, path, term) VALUES (?, ?, ?)"
+# A path not seen before gets an id (RETURNING gives none for a known one) and then its terms.
+INSERT_PATH = "INSERT INTO path(path) VALUES (?) ON CONFLICT(path) DO NOTHING RETURNING id"
+INSERT_PATH_TERM = "INSERT OR IGNORE INTO path_term(term, path_id) VALUES (?, ?)"
 INSERT_SKIPPED = """
 INSERT INTO skipped(snapshot_id, path, reason, size, mtime_ns) VALUES (?, ?, ?, ?, ?)
 """
@@ -75,13 +83,17 @@ JOIN chunk twin ON twin.embed_key = pending.embed_key AND twin.id <> pending.id
 JOIN chunk_vec known ON known.chunk_id = twin.id
 GROUP BY pending.id
 """
-# One representative text per distinct input still lacking a vector.
+# Chunks still lacking a vector, with where their text is: one representative per distinct
+# input (the lowest chunk id) is run through the model. Texts are cut from their blob's text in
+# Python, so each blob is inflated once.
 PENDING_EMBEDDINGS = f"""
-SELECT c.embed_key, min(c.context), min(substr(b.text, c.start_char + 1, c.end_char - c.start_char))
-FROM chunk c JOIN blob b ON b.id = c.blob_id
-WHERE c.blob_id IN ({_SNAPSHOT_BLOBS})
-  AND NOT EXISTS (SELECT 1 FROM chunk_vec v WHERE v.chunk_id = c.id)
-GROUP BY c.embed_key
+SELECT c.embed_key, c.context, c.blob_id, c.start_char, c.end_char
+FROM chunk c
+WHERE c.id IN (
+    SELECT min(p.id) FROM chunk p
+    WHERE p.blob_id IN ({_SNAPSHOT_BLOBS})
+      AND NOT EXISTS (SELECT 1 FROM chunk_vec v WHERE v.chunk_id = p.id)
+    GROUP BY p.embed_key)
 ORDER BY c.embed_key
 """
 CHUNKS_FOR_EMBED_KEY = """
@@ -128,6 +140,8 @@ DELETE FROM chunk_vec WHERE chunk_id IN (
 GC_CHUNKS = f"DELETE FROM chunk WHERE blob_id IN ({_UNREFERENCED_BLOBS})"
 GC_SYMBOLS = "DELETE FROM symbol WHERE chunk_id NOT IN (SELECT id FROM chunk)"
 GC_BLOBS = "DELETE FROM blob WHERE sha NOT IN (SELECT blob_sha FROM snapshot_file)"
+GC_PATHS = "DELETE FROM path WHERE path NOT IN (SELECT path FROM snapshot_file)"
+GC_PATH_TERMS = "DELETE FROM path_term WHERE path_id NOT IN (SELECT id FROM path)"
 
 # --- discover
 # Every file of a snapshot with what discover needs to narrow and cite it: its blob id (the
@@ -141,7 +155,6 @@ ORDER BY f.path
 DISCOVER_SKIPPED = "SELECT path, reason FROM skipped WHERE snapshot_id = ? ORDER BY path"
 # Blob ids holding every trigram of the FTS5 expression (quoted trigrams joined by AND / OR).
 TRIGRAM_CANDIDATES = "SELECT rowid FROM blob_trigram WHERE blob_trigram MATCH ?"
-BLOB_TEXT = "SELECT text FROM blob WHERE id = ?"
 # Where a blob's masked secrets were, by line (pix.output.shown).
 SECRETS_OF_BLOB = """
 SELECT s.seq, s.kind, s.start_line, s.end_line FROM secret s JOIN blob b ON b.id = s.blob_id
