@@ -1,11 +1,12 @@
-"""The re-quantised transformer (models/quantized/): pinned by the manifest, close to the shipped
-model's vectors. Its rebuild (`build_quantized.py --check`) needs the `onnx` package, which pix
-does not depend on, so it is run by hand (models/README.md), not here."""
+"""The re-quantised transformer (models/quantized/): pinned by the manifest, close to the
+shipped model's vectors. Its rebuild (`models/build/quantized.py --check`) needs the `onnx`
+package, which pix does not depend on, so it is run by hand (models/README.md), not here."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from importlib.resources import as_file
 
 import numpy as np
 
@@ -22,15 +23,17 @@ def quantized_file():
 
 
 def test_the_file_is_the_one_the_manifest_names():
-    path, spec = quantized_file()
-    assert path.stat().st_size == spec["size"]
-    assert hashlib.sha256(path.read_bytes()).hexdigest() == spec["sha256"]
+    resource, spec = quantized_file()
+    data = resource.read_bytes()
+    assert len(data) == spec["size"]
+    assert hashlib.sha256(data).hexdigest() == spec["sha256"]
 
 
 def test_vectors_stay_close_to_the_shipped_model():
-    path, _ = quantized_file()
+    resource, _ = quantized_file()
     shipped = np.stack([Embedder().embed_batch([t])[0] for t in TEXTS])
-    quantized = Embedder(model_file=path)
+    with as_file(resource) as path:
+        quantized = Embedder(model_file=path)
     alone = np.stack([quantized.embed_batch([t])[0] for t in TEXTS])
     assert alone.shape == shipped.shape and alone.dtype == np.float32
     assert np.allclose(np.linalg.norm(alone, axis=1), 1.0, atol=1e-5)

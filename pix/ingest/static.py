@@ -1,6 +1,6 @@
 """Static text embeddings: a lookup table of token vectors, averaged per text.
 
-The table (models/static/minilm-static.npy, made by models/build_static.py from the shipped
+The table (models/static/minilm-static.npy, made by models/build/static.py from the shipped
 MiniLM model) holds one float16 vector per WordPiece token, already weighted so frequent
 tokens count less. A text's vector is the mean of its tokens' rows, L2-normalised: no
 transformer runs, so it costs about as much as tokenising.
@@ -12,6 +12,7 @@ Its space is not the transformer's: a static vector is comparable with static ve
 from __future__ import annotations
 
 import hashlib
+import io
 from pathlib import Path
 
 import numpy as np
@@ -26,20 +27,22 @@ from pix.paths import MODELS_DIR
 BLOCK = 1 << 12
 
 
-def table_path() -> Path:
-    return MODELS_DIR / manifest()["static"]["file"]
-
-
 def load_table(verify: bool = False) -> np.ndarray:
     """The shipped table as float32 (gathering float32 rows is faster than converting float16
     ones on every call; 30 MiB in memory)."""
     spec = manifest()["static"]
-    path = table_path()
-    if not path.exists() or path.stat().st_size != spec["size"]:
-        raise PixError(f"the static embedding table is missing or incomplete: {path}")
-    if verify and hashlib.sha256(path.read_bytes()).hexdigest() != spec["sha256"]:
-        raise PixError(f"the static embedding table does not match models/manifest.json: {path}")
-    table = np.load(path, allow_pickle=False)
+    resource = MODELS_DIR / spec["file"]
+    try:
+        data = resource.read_bytes()
+    except OSError:
+        data = b""
+    if len(data) != spec["size"]:
+        raise PixError(f"the static embedding table is missing or incomplete: {resource}")
+    if verify and hashlib.sha256(data).hexdigest() != spec["sha256"]:
+        raise PixError(
+            f"the static embedding table does not match models/manifest.json: {resource}"
+        )
+    table = np.load(io.BytesIO(data), allow_pickle=False)
     if list(table.shape) != spec["shape"]:
         raise PixError(f"the static embedding table has shape {table.shape}, not {spec['shape']}")
     return table.astype(np.float32)
@@ -61,8 +64,11 @@ class StaticEmbedder:
 
         self.table = load_table(verify) if table is None else np.asarray(table, np.float32)
         self.dims = int(self.table.shape[1])
-        path = tokenizer_file or MODELS_DIR / manifest()["static"]["tokenizer"]
-        self.tokenizer = Tokenizer.from_file(str(path))
+        if tokenizer_file is None:
+            resource = MODELS_DIR / manifest()["static"]["tokenizer"]
+            self.tokenizer = Tokenizer.from_str(resource.read_text("utf-8"))
+        else:
+            self.tokenizer = Tokenizer.from_file(str(tokenizer_file))
         # A chunk is read whole: the transformer's 256-token window does not apply here.
         self.tokenizer.no_truncation()
         self.tokenizer.no_padding()

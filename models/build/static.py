@@ -1,7 +1,7 @@
 """Build pix's static embedding table from the shipped MiniLM ONNX model, bit for bit.
 
-    python models/build_static.py           # writes models/static/minilm-static.npy
-    python models/build_static.py --check   # rebuilds in memory, compares with the shipped file
+    python models/build/static.py           # writes models/static/minilm-static.npy
+    python models/build/static.py --check   # rebuilds in memory, compares with the shipped file
 
 One vector per vocabulary token (model2vec's recipe, with only onnxruntime, tokenizers and
 numpy; no model hub, no torch):
@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-MODELS = Path(__file__).resolve().parent
+MODELS = Path(__file__).resolve().parent.parent
 OUTPUT = MODELS / "static" / "minilm-static.npy"
 DIMS = 256
 SIF_COEFFICIENT = 1e-4

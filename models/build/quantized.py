@@ -1,7 +1,7 @@
 """Re-quantise the shipped MiniLM ONNX file for onnxruntime's int8 kernels, bit for bit.
 
-    python models/build_quantized.py           # writes models/quantized/minilm-int8-dynamic.onnx
-    python models/build_quantized.py --check   # rebuilds in a temp folder, compares sha256
+    python models/build/quantized.py           # writes models/quantized/minilm-int8-dynamic.onnx
+    python models/build/quantized.py --check   # rebuilds in a temp folder, compares sha256
 
 Needs the `onnx` package at build time only (pip install onnx); pix never imports it.
 
@@ -37,7 +37,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-MODELS = Path(__file__).resolve().parent
+MODELS = Path(__file__).resolve().parent.parent
 OUTPUT = MODELS / "quantized" / "minilm-int8-dynamic.onnx"
 
 
@@ -137,9 +137,10 @@ def main(argv: list[str] | None = None) -> int:
         if digest == shipped == on_disk:
             print(f"ok: {OUTPUT.relative_to(MODELS.parent)} rebuilt bit for bit ({digest})")
             return 0
+        recorded = manifest.get("quantized", {}).get("built_with")
         print(
             f"MISMATCH: rebuilt {digest}, manifest {shipped}, file {on_disk}; "
-            f"built with {versions()}, manifest says {manifest.get('quantized', {}).get('built_with')}",
+            f"built with {versions()}, manifest says {recorded}",
             file=sys.stderr,
         )
         return 1
