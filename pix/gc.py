@@ -35,6 +35,7 @@ def gc(path: str | None = None, db: str | None = None, keep: int | None = None) 
                 removed["snapshots"] = conn.changes()
             for name, statement in (
                 ("vectors", sql.GC_VECTORS),
+                ("staticVectors", sql.GC_STATIC_VECTORS),
                 ("chunks", sql.GC_CHUNKS),
                 ("symbols", sql.GC_SYMBOLS),
                 ("blobs", sql.GC_BLOBS),

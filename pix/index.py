@@ -20,6 +20,7 @@ import apsw
 from pix.errors import UsageError
 from pix.ingest import scan
 from pix.ingest.embed import Embedder, check_identity, length_batches, model_identity, quantize
+from pix.ingest.static import StaticEmbedder, static_identity
 from pix.ingest.terms import path_terms
 from pix.progress import Progress
 from pix.schemas import json_name
@@ -29,6 +30,7 @@ from pix.store.db import DATABASE_SUFFIXES, now_iso, remove_database
 BATCH_FILES = 400
 BATCH_BYTES = 8 << 20
 EMBED_COMMIT_SECONDS = 2.0
+STATIC_BATCH = 2048  # chunks per static transaction: a few hundred ms of work
 SCHEMA_VERSION = 1  # of the report (schema/index-response.v1.json)
 
 
@@ -77,6 +79,7 @@ class IndexReport:
     skipped: dict[str, int]
     embedded: int
     embed_pending: int
+    static_vectors: int = 0  # chunks given a static vector by this run
     seconds: dict[str, float] = field(default_factory=dict)
     db: str = ""
 
@@ -92,9 +95,15 @@ class IndexReport:
 def _record_identity(store: Store) -> None:
     identity = model_identity()
     check_identity({key: store.meta(key) for key in identity})
-    if store.meta("model.name") is None:
-        with store.write():
+    statics = static_identity()
+    with store.write():
+        if store.meta("model.name") is None:
             for key, value in identity.items():
+                store.set_meta(key, value)
+        if any(store.meta(key) != value for key, value in statics.items()):
+            # Made with another token table: they are cheap to make again, so they go.
+            store.conn.execute(sql.DELETE_ALL_STATIC_VECTORS)
+            for key, value in statics.items():
                 store.set_meta(key, value)
 
 
@@ -174,10 +183,13 @@ def index_repository(
         raise
     try:
         report.seconds["keyword"] = round(time.perf_counter() - t0, 3)
+        t1 = time.perf_counter()
+        report.static_vectors = embed_static(store, report.snapshot_id, progress)
+        report.seconds["static"] = round(time.perf_counter() - t1, 3)
         if embed:  # runs to the end, so nothing is left pending afterwards
-            t1 = time.perf_counter()
+            t2 = time.perf_counter()
             report.embedded = embed_pending(store, report.snapshot_id, progress, embedder)
-            report.seconds["embed"] = round(time.perf_counter() - t1, 3)
+            report.seconds["embed"] = round(time.perf_counter() - t2, 3)
         else:
             pending = store.conn.execute(sql.PENDING_EMBEDDINGS, {"snapshot": report.snapshot_id})
             report.embed_pending = len(pending.fetchall())
@@ -387,6 +399,30 @@ def _contents(root: Path, listing: scan.Listing, entries: list[scan.Entry]):
             yield entry, None
 
 
+def embed_static(store: Store, snapshot_id: int, progress: Progress | None = None) -> int:
+    """Give every chunk of the snapshot that has no vector a static one (the token table's
+    weighted mean: about as cheap as tokenising), so meaning search works before the
+    transformer has run. Returns how many chunks got one; one transaction per batch."""
+    progress = progress or Progress(enabled=False)
+    conn = store.conn
+    pending = conn.execute(sql.STATIC_PENDING, {"snapshot": snapshot_id}).fetchall()
+    if not pending:
+        return 0
+    static = StaticEmbedder()
+    progress.start("static vectors", len(pending))
+    for first in range(0, len(pending), STATIC_BATCH):
+        rows = pending[first : first + STATIC_BATCH]
+        vectors = quantize(static.embed_batch(content.embed_inputs(conn, rows)))
+        with store.write():  # a text without tokens has no direction: no vector
+            conn.executemany(
+                sql.INSERT_STATIC_VECTOR,
+                ((row[0], v.tobytes()) for row, v in zip(rows, vectors, strict=True) if v.any()),
+            )
+        progress.advance(len(rows))
+    progress.finish()
+    return len(pending)
+
+
 def embed_pending(
     store: Store,
     snapshot_id: int,
@@ -401,6 +437,7 @@ def embed_pending(
     with store.write():
         known = conn.execute(sql.KNOWN_VECTORS_FOR_PENDING, {"snapshot": snapshot_id}).fetchall()
         conn.executemany(sql.INSERT_VECTOR, known)
+        conn.executemany(sql.DELETE_STATIC_VECTOR, ((chunk_id,) for chunk_id, _ in known))
     pending = conn.execute(sql.PENDING_EMBEDDINGS, {"snapshot": snapshot_id}).fetchall()
     if limit is not None:
         pending = pending[:limit]
@@ -409,9 +446,10 @@ def embed_pending(
     embedder = embedder or Embedder()
     encodings = embedder.encode(content.embed_inputs(conn, pending))
     batches = length_batches([len(e.ids) for e in encodings])
-    # The model's time follows the padded tokens of a batch, not its chunk count: batches run
-    # shortest first, so a rate in chunks would promise far too little time left.
-    cost = [len(batch) * max(len(encodings[i].ids) for i in batch) for batch in batches]
+    # The model's time follows the tokens it reads (each text runs alone, unpadded), not the
+    # chunk count: batches run shortest first, so a rate in chunks would promise far too
+    # little time left.
+    cost = [sum(len(encodings[i].ids) for i in batch) for batch in batches]
     progress.start("embedding chunks", len(pending), work=sum(cost))
     done: list[tuple[int, bytes]] = []
     last_commit = time.monotonic()
@@ -421,6 +459,7 @@ def embed_pending(
             for key, vector in done:
                 for (chunk_id,) in conn.execute(sql.CHUNKS_FOR_EMBED_KEY, (key,)).fetchall():
                     conn.execute(sql.INSERT_VECTOR, (chunk_id, vector))
+                    conn.execute(sql.DELETE_STATIC_VECTOR, (chunk_id,))
         done.clear()
 
     for batch, tokens in zip(batches, cost, strict=True):

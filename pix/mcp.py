@@ -251,7 +251,29 @@ class PixMcp:
     def _pack(self, args: dict) -> dict:
         from pix.pack import run_pack
 
-        return run_pack(self._open(), PackRequest.from_json(args), auto_refresh=self.refresh)
+        engine, first = self._open_or_index()
+        response = run_pack(engine, PackRequest.from_json(args), auto_refresh=self.refresh)
+        return _say_first_index(response, first)
+
+    def _open_or_index(self) -> tuple[QueryEngine, dict | None]:
+        """The engine; on a repository never indexed, its first index is made inside the call
+        (words, names and the static tier: seconds, where the transformer would take
+        minutes), and what it did is returned to be reported."""
+        try:
+            return self._open(), None
+        except NotIndexedError:
+            target = locate(self.cwd, self.db)
+            if target.db.exists():  # a database without a work-tree snapshot: say so
+                raise
+            report = index_repository(str(target.root), str(target.db), embed=False)
+            first = {
+                "firstIndex": True,
+                "files": report.files,
+                "newBlobs": report.new_blobs,
+                "staticVectors": report.static_vectors,
+                "embedPending": report.embed_pending,
+            }
+            return self._open(), first
 
     def _alias_run(self, args: dict) -> dict:
         overrides = {key: args[key] for key in alias.OUTPUT_FIELDS if key in args}
@@ -283,7 +305,20 @@ class PixMcp:
         changed since the snapshot was indexed, an incremental refresh first."""
         if request.max_characters is None:
             request.max_characters = self.default_max_characters
-        return self._open().query(request, auto_refresh=self.refresh)
+        engine, first = self._open_or_index()
+        return _say_first_index(engine.query(request, auto_refresh=self.refresh), first)
+
+
+def _say_first_index(response: dict, first: dict | None) -> dict:
+    if first:
+        response["refreshed"] = {**response.get("refreshed", {}), **first}
+        response["warnings"].insert(
+            0,
+            f"this repository had no index: it was indexed for this call ({first['files']} "
+            "files; words, names and the static tier); call the index tool to add the "
+            "transformer's vectors",
+        )
+    return response
 
 
 def _input_ref(tool: str) -> str:

@@ -15,7 +15,7 @@ import apsw
 from pix.errors import UsageError
 from pix.index import index_repository, locate
 from pix.ingest import redact, scan
-from pix.ingest.embed import check_identity, model_identity
+from pix.ingest.embed import check_identity, model_identity, quantize
 from pix.output.budget import apply_budget
 from pix.output.result import Result
 from pix.output.shown import Redactions, ShownFile
@@ -71,6 +71,7 @@ class QueryEngine:
             raise
         register_functions(self.store)
         self._embedder = None
+        self._static = None
         self._shown: dict[str, ShownFile] = {}
         self._shown_chars = 0
 
@@ -123,6 +124,20 @@ class QueryEngine:
 
             self._embedder = Embedder()
         return self._embedder
+
+    def static_embedder(self):
+        if self._static is None:
+            from pix.ingest.static import StaticEmbedder
+
+            self._static = StaticEmbedder()
+        return self._static
+
+    def static_current(self) -> bool:
+        """Whether the database's static vectors come from this pix's token table (another
+        table's are dropped and made again by the next `pix index`)."""
+        from pix.ingest.static import static_identity
+
+        return all(self.store.meta(k) == v for k, v in static_identity().items())
 
     def query(
         self, request: QueryRequest, reveal: bool = False, auto_refresh: bool = False
@@ -235,33 +250,44 @@ def retrieve(
             "this database was masked by another version of the secret detector; "
             "run `pix index` to mask it again"
         )
-    chunks, embedded = store.conn.execute(sql.SNAPSHOT_COUNTS, {"snapshot": snapshot.id}).fetchone()
+    counts = store.conn.execute(sql.SNAPSHOT_COUNTS, {"snapshot": snapshot.id}).fetchone()
+    chunks, embedded, static = counts
     r = route(request.query, request.channels)
-    vector = None
+    vector = static_vector = None
     if r.weights["dense"] > 0 and embedded:
-        from pix.ingest.embed import quantize
-
         vector = quantize(engine.embedder().embed_batch([request.query]))[0]
+    if r.weights["static"] > 0 and static and engine.static_current():
+        static_vector = quantize(engine.static_embedder().embed_batch([request.query]))[0]
     if r.weights["dense"] > 0:
-        warnings.extend(coverage_warning(chunks, embedded))
+        warnings.extend(
+            coverage_warning(chunks, embedded, static if static_vector is not None else 0)
+        )
     paths = filter_paths(store, snapshot.id, request.only_paths, request.ignore_paths)
     hits = search(
-        store, snapshot.id, request.query, r, vector, paths, request.fusion, request.priors
-    )
+        store, snapshot.id, request.query, r, vector, paths, request.fusion, request.priors,
+        static_vector,
+    )  # fmt: skip
     return Retrieval(snapshot, hits, r)
 
 
-def coverage_warning(chunks: int, embedded: int) -> list[str]:
-    """What to say while embedding is unfinished (nothing when every chunk has a vector, or
-    when there are no chunks: an empty repository waits for nothing)."""
+def coverage_warning(chunks: int, embedded: int, static: int = 0) -> list[str]:
+    """What to say while embedding is unfinished (nothing when every chunk has a transformer
+    vector, or when there are no chunks: an empty repository waits for nothing). `static`:
+    the chunks the static tier searches meanwhile."""
     if embedded >= chunks:
         return []
+    share = min(max(round(100 * embedded / chunks), 1), 99) if embedded else 0
+    if static:
+        return [
+            f"the transformer has embedded {share}% of chunks ({embedded:,} of {chunks:,}); "
+            f"meaning search uses the static tier for the other {static:,} until `pix index` "
+            "finishes embedding"
+        ]
     if not embedded:
         return [
             "no chunk is embedded yet; meaning-based search is off until "
             "`pix index` finishes embedding"
         ]
-    share = min(max(round(100 * embedded / chunks), 1), 99)  # never 0% or 100% while partial
     return [
         f"meaning-based search covers {share}% of chunks ({embedded:,} of {chunks:,} "
         "embedded); run `pix index` to finish embedding"

@@ -34,7 +34,9 @@ def status(db: str | None = None, cwd: str | None = None) -> dict:
             for sid, kind, root, commit, branch, dirty, created, files, _skipped in conn.execute(
                 sql.SNAPSHOTS
             ).fetchall():
-                chunks, embedded = conn.execute(sql.SNAPSHOT_COUNTS, {"snapshot": sid}).fetchone()
+                chunks, embedded, static = conn.execute(
+                    sql.SNAPSHOT_COUNTS, {"snapshot": sid}
+                ).fetchone()
                 snapshots.append(
                     {
                         "id": sid,
@@ -48,6 +50,7 @@ def status(db: str | None = None, cwd: str | None = None) -> dict:
                         "chunks": chunks,
                         "embedded": embedded,
                         "embeddedShare": round(embedded / chunks, 4) if chunks else 1.0,
+                        "staticOnly": static,
                         "skipped": dict(conn.execute(sql.SKIPPED_BY_REASON, (sid,)).fetchall()),
                     }
                 )

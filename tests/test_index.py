@@ -82,7 +82,8 @@ def test_index_creates_searchable_embedded_snapshot(make_repo, index):
     # FTS5 agrees with the text it reads through the chunk_text view
     rows(db, "INSERT INTO chunk_fts(chunk_fts, rank) VALUES ('integrity-check', 1)")
     meta = dict(rows(db, "SELECT key, value FROM meta"))
-    assert meta["model.name"] == "all-MiniLM-L6-v2-onnx-int8" and meta["model.dims"] == "384"
+    assert meta["model.name"] == "all-MiniLM-L6-v2-onnx-int8-dynamic"
+    assert meta["model.dims"] == "384" and meta["static.dims"] == "256"
     applied = [r[0] for r in rows(db, "SELECT name FROM migration ORDER BY name")]
     assert applied[0] == "001_initial"
     assert applied == list(known_migrations())

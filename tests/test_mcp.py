@@ -315,7 +315,7 @@ def problems(payload: dict, schema: str) -> list[str]:
     return [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(payload)]
 
 
-def test_no_index_is_an_error_until_the_index_tool_builds_one(make_repo, tmp_path):
+def test_no_index_is_an_error_until_a_query_or_the_index_tool_builds_one(make_repo, tmp_path):
     root = make_repo({"hello.py": GREETING})
     db = tmp_path / "fresh.db"
     code, out = cli("query", "say hello", "--json", root=root, db=db)
@@ -324,10 +324,13 @@ def test_no_index_is_an_error_until_the_index_tool_builds_one(make_repo, tmp_pat
 
     @serve(root, "--db", str(db))
     async def _(client: Client) -> None:
-        for tool, args in (("query", {"query": "say hello", "mode": "chunk"}), ("alias_list", {})):
-            text, structured = await error(client, tool, args)
-            assert structured == envelope
-            assert text.splitlines()[0] == f"no pix index at {db}"
+        text, structured = await error(client, "alias_list", {})
+        assert structured == envelope
+        assert text.splitlines()[0] == f"no pix index at {db}"
+        # a query indexes the repository first (words, names, static tier), and says so
+        first = (await call(client, "query", {"query": "say hello", "mode": "chunk"}))["json"]
+        assert first["refreshed"]["firstIndex"] is True and first["refreshed"]["files"] == 1
+        assert first["results"][0]["path"] == "hello.py"
         report = (await call(client, "index", {}))["json"]
         assert report["files"] == 1 and report["embedPending"] == 0
         assert problems(report, "index-response.v1.json") == []  # camelCase, schemaVersion

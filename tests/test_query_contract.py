@@ -203,10 +203,10 @@ def test_explain_block_validates_and_names_known_channels(repo, mode):
     response = ask(repo, mode=mode, explain=True, top=4, no_content=True)
     assert problems(RESPONSE, response) == []
     summary = response["explain"]
-    assert set(summary["weights"]) == {"dense", "bm25", "ident", "path"}
+    assert set(summary["weights"]) == {"dense", "static", "bm25", "ident", "path"}
     for result in response["results"]:
         channels = result["explain"]["channels"]
-        assert channels and set(channels) <= {"dense", "bm25", "ident", "path"}
+        assert channels and set(channels) <= {"dense", "static", "bm25", "ident", "path"}
     everything = ask(repo, mode="file", view="full", explain=True, top=10, no_content=True)
     roles = {r["file"]: (r["role"], r["explain"]["role"]) for r in everything["results"]}
     assert roles == {

@@ -86,6 +86,7 @@ def test_route_restricts_channels():
     r = route("why are cookies lost on redirect", channels=["dense"])
     assert r.weights == {
         "dense": WEIGHTS["question"]["dense"],
+        "static": 0.0,
         "bm25": 0.0,
         "ident": 0.0,
         "path": 0.0,

@@ -21,7 +21,7 @@ onnxruntime folds those constants at load, so every MatMul runs in float32. This
 The 12 attention products (Q.K^T, softmax.V) have no constant weight and stay float.
 
 Bit for bit: the output depends only on the input file and the versions of onnx and
-onnxruntime's quantisation tool (recorded in models/manifest.json under "quantized");
+onnxruntime's quantisation tool (recorded in models/manifest.json under "model");
 another version may name or order nodes differently, which `--check` reports.
 """
 
@@ -42,7 +42,7 @@ OUTPUT = MODELS / "quantized" / "minilm-int8-dynamic.onnx"
 
 
 def shipped_path() -> Path:
-    spec = json.loads((MODELS / "manifest.json").read_text(encoding="utf-8"))["model"]
+    spec = json.loads((MODELS / "manifest.json").read_text(encoding="utf-8"))["source"]
     module = importlib.import_module(spec["module"])
     path = Path(module.__file__).parent / spec["file"]
     if sha256_file(path) != spec["sha256"]:
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="rebuild and compare, write nothing")
     args = parser.parse_args(argv)
     manifest = json.loads((MODELS / "manifest.json").read_text(encoding="utf-8"))
-    shipped = manifest.get("quantized", {}).get("sha256")
+    shipped = manifest.get("model", {}).get("sha256")
     if args.check:
         with tempfile.TemporaryDirectory(prefix="pix-quantize-check-") as tmp:
             rebuilt = Path(tmp) / OUTPUT.name
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         if digest == shipped == on_disk:
             print(f"ok: {OUTPUT.relative_to(MODELS.parent)} rebuilt bit for bit ({digest})")
             return 0
-        recorded = manifest.get("quantized", {}).get("built_with")
+        recorded = manifest.get("model", {}).get("built_with")
         print(
             f"MISMATCH: rebuilt {digest}, manifest {shipped}, file {on_disk}; "
             f"built with {versions()}, manifest says {recorded}",
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wrote {OUTPUT.relative_to(MODELS.parent)}: {OUTPUT.stat().st_size} bytes")
     print(f"sha256 {digest}, built with {versions()}")
     if shipped != digest:
-        print("models/manifest.json 'quantized' does not carry this sha256 yet: update it")
+        print("models/manifest.json 'model' does not carry this sha256 yet: update it")
     return 0
 
 

@@ -50,7 +50,7 @@ SPECIAL = re.compile(r"\[(PAD|UNK|CLS|SEP|MASK|unused\d+)\]")
 
 
 def onnx_path() -> Path:
-    spec = json.loads((MODELS / "manifest.json").read_text(encoding="utf-8"))["model"]
+    spec = json.loads((MODELS / "manifest.json").read_text(encoding="utf-8"))["source"]
     module = importlib.import_module(spec["module"])
     path = Path(module.__file__).parent / spec["file"]
     if sha256_file(path) != spec["sha256"]:

@@ -27,6 +27,16 @@ from pix.paths import MODELS_DIR
 BLOCK = 1 << 12
 
 
+def static_identity() -> dict[str, str]:
+    """What a database records about the table its static vectors came from."""
+    spec = manifest()["static"]
+    return {
+        "static.name": spec["name"],
+        "static.sha256": spec["sha256"],
+        "static.dims": str(spec["shape"][1]),
+    }
+
+
 def load_table(verify: bool = False) -> np.ndarray:
     """The shipped table as float32 (gathering float32 rows is faster than converting float16
     ones on every call; 30 MiB in memory)."""

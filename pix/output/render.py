@@ -156,7 +156,8 @@ def index_summary(report: dict) -> str:
     return (
         f"indexed {report['files']} files ({report['newBlobs']} new, "
         f"{sum(report['skipped'].values())} skipped), {report['chunksAdded']} chunks added, "
-        f"{report['embedded']} embedded, {report['embedPending']} pending -> {report['db']}"
+        f"{report['staticVectors']} static, {report['embedded']} embedded, "
+        f"{report['embedPending']} pending -> {report['db']}"
     )
 
 
@@ -179,7 +180,9 @@ def render_status(report: dict) -> str:
             f"snapshot  #{snap['id']} {snap['kind']} {where}{branch}{dirty} "
             f"at {snap['indexedAt']}: "
             f"{snap['files']} files, {snap['chunks']} chunks, "
-            f"{snap['embeddedShare'] * 100:.0f}% embedded; skipped: {skipped}"
+            f"{snap['embeddedShare'] * 100:.0f}% embedded"
+            + (f" ({snap['staticOnly']} static only)" if snap["staticOnly"] else "")
+            + f"; skipped: {skipped}"
         )
     tree = report["workTree"]
     if tree["indexed"]:

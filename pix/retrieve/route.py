@@ -7,8 +7,9 @@ Shapes, checked in this order:
 - question:   anything longer, natural language (`why are cookies lost on redirect`)
 
 The weights are the whole policy, in one table, measured on the development set
-(bench/quality.py). Dense understands phrasing; BM25 matches words; ident matches definition names
-and their parts; path matches path components.
+(bench/quality.py). Dense understands phrasing (static is its stand-in, for chunks the
+transformer has not embedded yet); BM25 matches words; ident matches definition names and their
+parts; path matches path components.
 """
 
 from __future__ import annotations
@@ -16,13 +17,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-CHANNELS = ("dense", "bm25", "ident", "path")
+CHANNELS = ("dense", "static", "bm25", "ident", "path")
 
+# static is the transformer's stand-in on the chunks it has not embedded yet (a chunk has one of
+# the two vectors, never both), so it weighs what dense weighs.
 WEIGHTS: dict[str, dict[str, float]] = {
-    "path": {"dense": 0.5, "bm25": 0.5, "ident": 0.5, "path": 2.0},
-    "identifier": {"dense": 0.5, "bm25": 1.0, "ident": 1.5, "path": 0.5},
-    "keywords": {"dense": 1.0, "bm25": 1.0, "ident": 0.5, "path": 0.5},
-    "question": {"dense": 1.0, "bm25": 1.0, "ident": 0.25, "path": 0.25},
+    "path": {"dense": 0.5, "static": 0.5, "bm25": 0.5, "ident": 0.5, "path": 2.0},
+    "identifier": {"dense": 0.5, "static": 0.5, "bm25": 1.0, "ident": 1.5, "path": 0.5},
+    "keywords": {"dense": 1.0, "static": 1.0, "bm25": 1.0, "ident": 0.5, "path": 0.5},
+    "question": {"dense": 1.0, "static": 1.0, "bm25": 1.0, "ident": 0.25, "path": 0.25},
 }
 
 _PATHLIKE = re.compile(r"^[\w.\-]*(/[\w.\-]*)+$|^[\w\-]+\.[A-Za-z0-9]{1,5}$")

@@ -40,6 +40,14 @@ def register_functions(store: Store) -> None:
     store.conn.create_scalar_function("pix_path_role", path_role, 1, deterministic=True)
 
 
+def _int8(vector: np.ndarray | None, dims: int) -> bytes:
+    """A query vector as vec0 reads it; for a channel that is off, any valid unit vector."""
+    if vector is None:
+        vector = np.zeros(dims, dtype=np.int8)
+        vector[0] = 127
+    return vector.astype(np.int8).tobytes()
+
+
 def fts_query(terms: list[str]) -> str:
     """An FTS5 OR-query of quoted terms; quotes keep FTS5 syntax out of user text."""
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
@@ -54,20 +62,23 @@ def search(
     paths: list[str] | None = None,
     fusion: str = "rrf",
     priors: bool = True,
+    static_vector: np.ndarray | None = None,
 ) -> list[Hit]:
-    """Every candidate of every channel, fused and ordered (score, then path, then line)."""
+    """Every candidate of every channel, fused and ordered (score, then path, then line). A
+    channel whose query vector is None is off."""
     terms = query_terms(query) or [w.lower() for w in query.split() if w.strip()]
     weights = dict(route.weights)
     if not terms:
         weights.update(bm25=0.0, ident=0.0, path=0.0)
     if query_vector is None:
         weights["dense"] = 0.0
-        query_vector = np.zeros(384, dtype=np.int8)
-        query_vector[0] = 127  # a valid unit vector; the dense channel is off anyway
+    if static_vector is None:
+        weights["static"] = 0.0
     params = {
         "snapshot": snapshot_id,
         "paths": json.dumps(paths) if paths is not None else None,
-        "qvec": query_vector.astype(np.int8).tobytes(),
+        "qvec": _int8(query_vector, 384),
+        "svec": _int8(static_vector, 256),
         "fts": fts_query(terms) if terms else '"pix-no-terms"',
         "terms": json.dumps(terms),
         "code_terms": json.dumps(code_terms(query)),

@@ -112,7 +112,7 @@ def symbol_rows(chunk_id: int, names: tuple[str, ...]) -> list[tuple[int | str |
 def remask_blob(conn: apsw.Connection, blob_id: int, language: str) -> int:
     """Mask what the current detector finds in a stored text (written by an older detector,
     or stored from a path whose language counted fewer secrets). The blob's chunks are
-    derived again (FTS rows, symbols; their vectors go, to be embedded again). Returns the
+    derived again (FTS rows, symbols; their vectors of both tiers go, to be made again). Returns the
     secrets newly masked."""
     content, text_size, path = conn.execute(sql.BLOB_FOR_REMASK, (blob_id,)).fetchone()
     text = codec.unpack(content, text_size)
@@ -121,6 +121,7 @@ def remask_blob(conn: apsw.Connection, blob_id: int, language: str) -> int:
         return 0
     seq = conn.execute(sql.NEXT_SECRET_SEQ, (blob_id,)).fetchone()[0]
     conn.execute(sql.DELETE_VECTORS_OF_BLOB, (blob_id,))
+    conn.execute(sql.DELETE_STATIC_VECTORS_OF_BLOB, (blob_id,))
     conn.execute(sql.DELETE_SYMBOLS_OF_BLOB, (blob_id,))
     conn.execute(sql.DELETE_CHUNKS_OF_BLOB, (blob_id,))  # FTS rows go with the old text
     conn.execute(sql.DELETE_TRIGRAMS, (blob_id, text))

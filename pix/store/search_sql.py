@@ -1,4 +1,4 @@
-"""The retrieval statement: four channels and their fusion, in one SQL statement.
+"""The retrieval statement: five channels and their fusion, in one SQL statement.
 
 Every channel is restricted to `scope`: the chosen snapshot's chunks at paths that pass the
 path filters, so a filtered-out file cannot come back through any channel. Each channel ranks
@@ -6,10 +6,11 @@ at most :depth candidates. Fusion is weighted reciprocal-rank fusion (RRF) or
 distribution-based score fusion (DBSF, each channel's scores scaled by mean ± 3 sd). A path prior
 (`pix_path_role`, a function the connection registers) multiplies the fused score.
 
-Parameters: :snapshot, :paths (JSON array or NULL), :qvec (int8 query vector), :fts (FTS5 query),
-:terms (JSON array of query terms), :code_terms (terms of the query's code-shaped words: only
-these may match a name's parts), :depth, :path_depth, :rrf_k, :w_dense, :w_bm25, :w_ident,
-:w_path, :priors (0/1), :p_test, :p_docs, :p_example, :p_vendored.
+Parameters: :snapshot, :paths (JSON array or NULL), :qvec (int8 query vector), :svec (the
+query's static-tier vector), :fts (FTS5 query), :terms (JSON array of query terms),
+:code_terms (terms of the query's code-shaped words: only these may match a name's parts),
+:depth, :path_depth, :rrf_k, :w_dense, :w_static, :w_bm25, :w_ident, :w_path, :priors (0/1),
+:p_test, :p_docs, :p_example, :p_vendored.
 """
 
 _CHANNELS = """
@@ -39,6 +40,20 @@ dense AS (
            row_number() OVER (ORDER BY distance, chunk_id) AS rank
     FROM knn
     WHERE :w_dense > 0
+),
+-- The static tier: chunks the transformer has not embedded yet have a static vector instead
+-- (another space, so its own channel, ranked on its own).
+knn_static AS MATERIALIZED (
+    SELECT chunk_id, distance
+    FROM chunk_vec_static
+    WHERE embedding MATCH vec_int8(:svec) AND k = :depth
+      AND chunk_id IN (SELECT chunk_id FROM scope)
+),
+static AS (
+    SELECT chunk_id, 1.0 - distance AS score,
+           row_number() OVER (ORDER BY distance, chunk_id) AS rank
+    FROM knn_static
+    WHERE :w_static > 0
 ),
 -- MATCH first, then the scope: the other way round the planner probes FTS once per scope row.
 fts_match AS MATERIALIZED (
@@ -85,6 +100,8 @@ path_hit AS (
 hit(path, chunk_id, channel, rank, score) AS (
     SELECT s.path, s.chunk_id, 'dense', d.rank, d.score FROM dense d JOIN scope s USING (chunk_id)
     UNION ALL
+    SELECT s.path, s.chunk_id, 'static', t.rank, t.score FROM static t JOIN scope s USING (chunk_id)
+    UNION ALL
     SELECT s.path, s.chunk_id, 'bm25', b.rank, b.score FROM bm25 b JOIN scope s USING (chunk_id)
     UNION ALL
     SELECT s.path, s.chunk_id, 'ident', i.rank, i.score FROM ident i JOIN scope s USING (chunk_id)
@@ -92,7 +109,8 @@ hit(path, chunk_id, channel, rank, score) AS (
     SELECT s.path, s.chunk_id, 'path', p.rank, p.score FROM path_hit p JOIN scope s USING (path)
 ),
 weight(channel, w) AS (
-    VALUES ('dense', :w_dense), ('bm25', :w_bm25), ('ident', :w_ident), ('path', :w_path)
+    VALUES ('dense', :w_dense), ('static', :w_static), ('bm25', :w_bm25), ('ident', :w_ident),
+           ('path', :w_path)
 ),
 """
 

@@ -32,6 +32,9 @@ NEXT_SECRET_SEQ = "SELECT coalesce(max(seq) + 1, 0) FROM secret WHERE blob_id = 
 DELETE_VECTORS_OF_BLOB = """
 DELETE FROM chunk_vec WHERE chunk_id IN (SELECT id FROM chunk WHERE blob_id = ?)
 """
+DELETE_STATIC_VECTORS_OF_BLOB = """
+DELETE FROM chunk_vec_static WHERE chunk_id IN (SELECT id FROM chunk WHERE blob_id = ?)
+"""
 DELETE_SYMBOLS_OF_BLOB = """
 DELETE FROM symbol WHERE chunk_id IN (SELECT id FROM chunk WHERE blob_id = ?)
 """
@@ -102,6 +105,21 @@ WHERE c.embed_key = ? AND NOT EXISTS (SELECT 1 FROM chunk_vec v WHERE v.chunk_id
 """
 INSERT_VECTOR = "INSERT INTO chunk_vec(chunk_id, embedding) VALUES (?, vec_int8(?))"
 
+# --- the static tier (migrations/006_static_tier.sql)
+# Chunks of a snapshot with neither vector yet, with where their text is (as PENDING_EMBEDDINGS).
+STATIC_PENDING = f"""
+SELECT c.id, c.context, c.blob_id, c.start_char, c.end_char
+FROM chunk c
+WHERE c.blob_id IN ({_SNAPSHOT_BLOBS})
+  AND NOT EXISTS (SELECT 1 FROM chunk_vec v WHERE v.chunk_id = c.id)
+  AND NOT EXISTS (SELECT 1 FROM chunk_vec_static s WHERE s.chunk_id = c.id)
+ORDER BY c.id
+"""
+INSERT_STATIC_VECTOR = "INSERT INTO chunk_vec_static(chunk_id, embedding) VALUES (?, vec_int8(?))"
+# A chunk that got its transformer vector no longer needs its static one.
+DELETE_STATIC_VECTOR = "DELETE FROM chunk_vec_static WHERE chunk_id = ?"
+DELETE_ALL_STATIC_VECTORS = "DELETE FROM chunk_vec_static"
+
 # --- status
 SNAPSHOTS = """
 SELECT s.id, s.kind, s.root, s.commit_sha, s.branch, s.dirty, s.created_at,
@@ -114,7 +132,9 @@ FROM snapshot s ORDER BY s.id
 SNAPSHOT_COUNTS = f"""
 SELECT count(*) AS chunks,
        (SELECT count(*) FROM chunk_vec v WHERE v.chunk_id IN (
-            SELECT c2.id FROM chunk c2 WHERE c2.blob_id IN ({_SNAPSHOT_BLOBS}))) AS embedded
+            SELECT c2.id FROM chunk c2 WHERE c2.blob_id IN ({_SNAPSHOT_BLOBS}))) AS embedded,
+       (SELECT count(*) FROM chunk_vec_static v WHERE v.chunk_id IN (
+            SELECT c2.id FROM chunk c2 WHERE c2.blob_id IN ({_SNAPSHOT_BLOBS}))) AS static
 FROM chunk c WHERE c.blob_id IN ({_SNAPSHOT_BLOBS})
 """
 TOTALS = """
@@ -135,6 +155,10 @@ DELETE FROM snapshot WHERE kind = 'commit' AND id NOT IN (
 """
 GC_VECTORS = f"""
 DELETE FROM chunk_vec WHERE chunk_id IN (
+    SELECT c.id FROM chunk c WHERE c.blob_id IN ({_UNREFERENCED_BLOBS}))
+"""
+GC_STATIC_VECTORS = f"""
+DELETE FROM chunk_vec_static WHERE chunk_id IN (
     SELECT c.id FROM chunk c WHERE c.blob_id IN ({_UNREFERENCED_BLOBS}))
 """
 GC_CHUNKS = f"DELETE FROM chunk WHERE blob_id IN ({_UNREFERENCED_BLOBS})"

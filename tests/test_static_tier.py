@@ -1,0 +1,134 @@
+"""The static tier: meaning search from the keyword phase on, before the transformer has run.
+
+Every chunk gets a static vector as it is indexed; the transformer's vector replaces it when
+it comes; queries search both tiers as two channels; the MCP server's first query on a
+repository that was never indexed indexes it (static tier) inside the call."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import anyio
+from conftest import AREA, GEOMETRY, GIT_ENV, GREETING, MAILER, TABLES, WEATHER, new_repo
+from mcp import Client, StdioServerParameters
+
+from pix.index import embed_pending, index_repository
+from pix.ingest.static import static_identity
+from pix.query import QueryRequest, query
+from pix.store import open_store
+
+FILES = {
+    "geometry.py": GEOMETRY, "greeting.py": GREETING, "mail.py": MAILER,
+    "tables.py": TABLES, "weather.py": WEATHER,
+}  # fmt: skip
+
+
+def counts(db: Path) -> tuple[int, int, int]:
+    """(chunks, transformer vectors, static vectors)"""
+    store = open_store(db, create=False)
+    try:
+        return store.conn.execute(
+            "SELECT (SELECT count(*) FROM chunk), (SELECT count(*) FROM chunk_vec),"
+            " (SELECT count(*) FROM chunk_vec_static)"
+        ).fetchone()
+    finally:
+        store.close()
+
+
+def channels(response: dict) -> set[str]:
+    return {name for r in response["results"] for name in r["explain"]["channels"]}
+
+
+def test_static_only_index_searches_by_meaning_at_once(tmp_path):
+    repo = new_repo(tmp_path / "repo", FILES)
+    report = index_repository(str(repo), embed=False)
+    chunks, transformer, static = counts(repo / ".pix.db")
+    assert report.static_vectors == static == chunks > 0 and transformer == 0
+    assert report.embed_pending == chunks
+    # a question that shares no word with its answer: only meaning finds it
+    response = query(
+        QueryRequest("how hot is it outside", mode="file", explain=True, channels=["static"]),
+        cwd=str(repo),
+    )
+    assert response["results"][0]["file"] == "weather.py"
+    response = query(QueryRequest(AREA, explain=True), cwd=str(repo))
+    assert response["results"][0]["path"] == "geometry.py"
+    assert "static" in channels(response) and "dense" not in channels(response)
+    assert any("static tier" in w for w in response["warnings"])
+
+
+def test_the_transformer_replaces_static_vectors_as_it_goes(tmp_path, embedder):
+    repo = new_repo(tmp_path / "repo", FILES)
+    db = repo / ".pix.db"
+    report = index_repository(str(repo), embed=False)
+    store = open_store(db, create=False)
+    try:
+        embed_pending(store, report.snapshot_id, embedder=embedder, limit=3)
+    finally:
+        store.close()
+    chunks, transformer, static = counts(db)
+    assert transformer == 3 and static == chunks - 3  # a chunk has one of the two, never both
+    response = query(QueryRequest(AREA, explain=True, top=20), cwd=str(repo))
+    assert {"dense", "static"} <= channels(response)
+    assert any("the transformer has embedded" in w for w in response["warnings"])
+    index_repository(str(repo), embedder=embedder)
+    chunks, transformer, static = counts(db)
+    assert transformer == chunks and static == 0
+    response = query(QueryRequest(AREA, explain=True), cwd=str(repo))
+    assert "static" not in channels(response) and response["warnings"] == []
+    assert response["results"][0]["path"] == "geometry.py"
+
+
+def test_static_vectors_of_another_table_are_made_again(tmp_path):
+    repo = new_repo(tmp_path / "repo", FILES)
+    db = repo / ".pix.db"
+    index_repository(str(repo), embed=False)
+    store = open_store(db, create=False)
+    try:
+        before = store.conn.execute(
+            "SELECT chunk_id, vec_to_json(embedding) FROM chunk_vec_static ORDER BY chunk_id"
+        ).fetchall()
+        with store.write():
+            store.set_meta("static.sha256", "an older table")
+    finally:
+        store.close()
+    # a query does not trust them: static is off, and says nothing false
+    response = query(QueryRequest(AREA, explain=True), cwd=str(repo))
+    assert "static" not in channels(response)
+    report = index_repository(str(repo), embed=False)
+    assert report.static_vectors == len(before)
+    store = open_store(db, create=False)
+    try:
+        after = store.conn.execute(
+            "SELECT chunk_id, vec_to_json(embedding) FROM chunk_vec_static ORDER BY chunk_id"
+        ).fetchall()
+        assert store.meta("static.sha256") == static_identity()["static.sha256"]
+    finally:
+        store.close()
+    assert after == before  # the same table makes the same vectors
+
+
+async def _first_query(root: Path) -> tuple[dict, dict]:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "pix.cli", "mcp"], cwd=str(root), env=GIT_ENV
+    )
+    async with Client(params, read_timeout_seconds=120) as client:
+        first = await client.call_tool("query", {"query": AREA, "mode": "chunk"})
+        second = await client.call_tool("query", {"query": AREA, "mode": "chunk"})
+        assert not first.is_error and not second.is_error, first.content[0].text
+        return json.loads(first.content[0].text), json.loads(second.content[0].text)
+
+
+def test_mcp_indexes_a_repository_for_its_first_query(tmp_path):
+    root = new_repo(tmp_path / "repo", FILES)
+    assert not (root / ".pix.db").exists()
+    first, second = anyio.run(_first_query, root)
+    assert first["refreshed"]["firstIndex"] is True
+    assert first["refreshed"]["files"] == len(FILES)
+    assert first["refreshed"]["staticVectors"] > 0
+    assert first["results"][0]["path"] == "geometry.py"
+    assert "indexed for this call" in first["warnings"][0]
+    assert "refreshed" not in second  # once
+    assert (root / ".pix.db").exists()
