@@ -83,6 +83,10 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def _cell(value: float) -> str:
+    return str(value) if isinstance(value, int) else f"{value:.3f}"
+
+
 @dataclass
 class Table:
     title: str
@@ -95,7 +99,7 @@ class Table:
         lines.append("| system | " + " | ".join(self.columns) + " |")
         lines.append("|---|" + "---:|" * len(self.columns))
         for label, m in self.rows:
-            cells = [f"{m[c]:.3f}" if c in m else "" for c in self.columns]
+            cells = [_cell(m[c]) if c in m else "" for c in self.columns]
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
         lines.extend(f"\n{note}" for note in self.notes)
         return "\n".join(lines) + "\n"
@@ -422,6 +426,72 @@ def summary(tables: dict[str, Table]) -> Table:
     return table
 
 
+# Distinct model inputs (chunks with the same embedding text share one run of the model).
+DISTINCT_INPUTS = "SELECT count(DISTINCT embed_sha) FROM chunk"
+EMBED_RATE = 40.0  # chunks/s of the int8 MiniLM on this 2-core machine (bench/index_bench.py)
+
+
+def costs(names: list[str], run: Run) -> Table:
+    """What each set's corpus costs to index: snapshots, files, blobs, chunks, distinct model
+    inputs, what is embedded already, and the embedding time left at EMBED_RATE. Databases
+    missing from the cache are built keyword-only first."""
+    import apsw
+
+    from pix.status import status
+
+    rows = []
+    keyword = Run(run.folder, run.reuse, False, set(), 0)
+    for name in names:
+        if name.startswith("issueloc:"):
+            short = name.split(":", 1)[1]
+            repo = ISSUELOC_REPOS[short]
+            commits = list(
+                dict.fromkeys(q["base_commit"] for q in issueloc_queries() if q["repo"] == repo)
+            )
+            root, label = devcorpora.clone(repo), f"issueloc-{short}"
+        elif name in ("requests", "click"):
+            root, commits, label = corpora.corpus(name), None, f"shared-{name}"
+        elif name == "cosqa":
+            root, commits, label = cosqa_corpus()[0], None, "cosqa-dev"
+        elif name == "exact":
+            continue
+        else:
+            meta, _ = devsets.load_set(name)
+            root = devcorpora.snapshot(meta["repo"], meta["pinned_commit"])
+            commits, label = None, name
+        db = devcorpora.database(label) if run.reuse else run.folder / f"{label}.db"
+        if not db.exists():
+            build_db(label, root, keyword, False, commits)
+        info = status(db=str(db), cwd=str(root))
+        conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+        inputs = conn.execute(DISTINCT_INPUTS).fetchone()[0]
+        conn.close()
+        snaps = info["snapshots"]
+        left = inputs - min(inputs, info["vectors"])
+        rows.append(
+            (
+                label,
+                {
+                    "snapshots": len(snaps),
+                    "files (max per snapshot)": max(s["files"] for s in snaps),
+                    "chunks (max per snapshot)": max(s["chunks"] for s in snaps),
+                    "blobs": info["blobs"],
+                    "chunks": info["chunks"],
+                    "distinct inputs": inputs,
+                    "vectors": info["vectors"],
+                    "embed min left": left / EMBED_RATE / 60,
+                },
+            )
+        )
+    cols = list(rows[0][1]) if rows else []
+    table = Table("corpus costs (distinct over every snapshot of a database)", cols, rows)
+    table.notes.append(
+        f"embed min left = (distinct inputs - vectors) / {EMBED_RATE:.0f} chunks/s; vectors"
+        " counts chunk rows with a vector, so a partly embedded database is an estimate"
+    )
+    return table
+
+
 def expand(sets: str) -> list[str]:
     names: list[str] = []
     for item in (s.strip() for s in sets.split(",")):
@@ -450,6 +520,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mirrors", help="folder of <owner>+<name>/repo bare git dirs")
     parser.add_argument("--issueloc-embed", default="requests,flask,seaborn,pytest")
     parser.add_argument("--failures", type=int, default=0, help="list N missed queries per set")
+    parser.add_argument(
+        "--costs", action="store_true", help="print what each corpus costs to index; no queries"
+    )
     args = parser.parse_args(argv)
     devcorpora.set_mirrors(args.mirrors)
     names = expand(args.sets)
@@ -462,6 +535,9 @@ def main(argv: list[str] | None = None) -> None:
             {s for s in args.issueloc_embed.split(",") if s},
             args.failures,
         )
+        if args.costs:
+            print(costs(names, run).render())
+            return
         lang_tables: dict[str, Table] = {}
         issue_names = [n.split(":", 1)[1] for n in names if n.startswith("issueloc:")]
         for name in names:

@@ -95,10 +95,10 @@ def snapshot(repo: str, sha: str) -> Path:
             # read-tree + checkout-index into a private index: the tree as committed, with
             # no export-ignore or export-subst rewriting (git archive would apply both).
             env = {**os.environ, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
-            for args in (["read-tree", sha], ["checkout-index", "-a", "-f", f"--prefix={tree}/"]):
+            for args in (["read-tree", sha], ["checkout-index", "-a", "-f"]):
                 subprocess.run(
-                    ["git", "--git-dir", str(source), *args], env=env, check=True,
-                    capture_output=True,
+                    ["git", "--git-dir", str(source), "--work-tree", str(tree), *args],
+                    env=env, check=True, capture_output=True,
                 )  # fmt: skip
             _git(tree, "init", "-q")
             _git(tree, "add", "-A", "-f")

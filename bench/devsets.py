@@ -275,7 +275,7 @@ def indexable(paths: list[str], tree: dict[str, tuple[str, int]], git_dir: Path)
     return all(scan.skip_reason(p, data[tree[p][0]]) is None for p in paths)
 
 
-def build_set(spec: RepoSet) -> dict:
+def build_set(spec: RepoSet, out: Path = HERE) -> dict:
     git_dir = devcorpora.mirror(spec.repo)
     pin = devcorpora.git_out(git_dir, "rev-parse", f"{spec.pin}^{{commit}}").strip()
     pin_date = devcorpora.git_out(git_dir, "log", "-1", "--format=%cI", pin).strip()
@@ -351,12 +351,12 @@ def build_set(spec: RepoSet) -> dict:
     }
     if len(rows) < MIN_QUERIES:
         print(f"warning: {spec.name}: only {len(rows)} queries", file=sys.stderr)
-    write_set(spec.name, rows, meta)
+    write_set(spec.name, rows, meta, out)
     return meta
 
 
-def write_set(name: str, rows: list[dict], meta: dict) -> None:
-    folder = HERE / name
+def write_set(name: str, rows: list[dict], meta: dict, out: Path = HERE) -> None:
+    folder = out / name
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / "queries.jsonl").open("w", encoding="utf-8") as fh:
         for row in rows:
