@@ -12,6 +12,7 @@ contain none of the words are not ranked at all, as grep would not list them.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import re
 import subprocess
 from collections.abc import Iterable, Sequence
@@ -154,6 +155,49 @@ class BM25Files:
             elif blob in cache:
                 files[path] = ""  # already tokenized; the text is not needed again
         return cls(files, keys=entries, cache=cache)
+
+
+class _StandInModel:
+    """Deterministic pseudo-random vectors in place of semble's model, which its wheel does
+    not ship (it downloads minishlab/potion-code-16M-v2 from the Hugging Face hub). Searched
+    with alpha=0, semble gives the semantic side no weight, so these vectors never count."""
+
+    dim = 8
+
+    def encode(self, texts, **_):
+        import numpy as np
+
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            seed = int.from_bytes(hashlib.sha1(text.encode()).digest()[:4], "little")
+            out[i] = np.random.default_rng(seed).standard_normal(self.dim)
+        return out
+
+
+class SembleLexical:
+    """The semble peer without its embedding model: its own file walker and chunker, BM25,
+    and its ranking stage (multi-chunk file boost, identifier boost, path penalties), with
+    alpha=0. Files ranked by their best chunk among its top 50."""
+
+    def __init__(self, root: Path) -> None:
+        from semble.index.create import create_index_from_path
+        from semble.index.index import SembleIndex
+        from semble.types import ContentType
+
+        model = _StandInModel()
+        content = (ContentType.CODE,)
+        bm25, semantic, chunks, manifest = create_index_from_path(
+            root, model=model, content=content, display_root=root, previous=None,
+            show_progress_bar=False,
+        )  # fmt: skip
+        self.index = SembleIndex(
+            model, bm25, semantic, chunks, "stand-in", root=root, content=content,
+            manifest=manifest,
+        )  # fmt: skip
+
+    def rank(self, query: str, top: int = 10) -> list[str]:
+        results = self.index.search(query, top_k=50, alpha=0.0)
+        return metrics.unique(r.chunk.file_path for r in results)[:top]
 
 
 def evaluate_ranker(rank, qs: Iterable[dict], **kw) -> dict[str, float]:

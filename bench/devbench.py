@@ -58,9 +58,11 @@ KEYWORD: dict[str, dict] = {
     "pix keyword without priors": {"channels": ["bm25", "ident", "path"], "priors": False},
 }
 BASELINE = "BM25 baseline (bm25s, files)"
+SEMBLE = "semble lexical (peer, no model)"
 SEMBLE_NOTE = (
-    "semble (peer): not run: its wheel ships no model; it downloads minishlab/potion-code-16M-v2"
-    " from the Hugging Face hub at run time, and no hub is reachable here"
+    "semble (peer): its wheel ships no model (it downloads minishlab/potion-code-16M-v2 from the"
+    " Hugging Face hub at run time; no hub is reachable here), so only its lexical side runs:"
+    " its chunker, BM25 and ranking stage with alpha=0 (bench.baselines.SembleLexical)"
 )
 COLUMNS = ["ndcg@10", "mrr@10", "recall@5"]
 ISSUE_COLUMNS = ["acc@1", "acc@3", "acc@5", "acc@10", "recall@5", "recall@10", "mrr@10", "ndcg@10"]
@@ -182,7 +184,12 @@ def pix_rankers(engine: QueryEngine, embed: bool, at_of=None) -> dict[str, Calla
 def commit_table(title: str, qs: list[dict], db: Path, root: Path, run: Run) -> Table:
     engine = QueryEngine(db=str(db), cwd=str(root))
     bm25 = baselines.BM25Files.from_git(root)
-    rankers = {**pix_rankers(engine, run.embed), BASELINE: lambda q: bm25.rank(q["query"])}
+    semble = baselines.SembleLexical(root)
+    rankers = {
+        **pix_rankers(engine, run.embed),
+        BASELINE: lambda q: bm25.rank(q["query"]),
+        SEMBLE: lambda q: semble.rank(q["query"]),
+    }
     rows, ranked = score_systems(qs, rankers)
     engine.close()
     table = Table(f"{title} ({len(qs)} queries)", COLUMNS, rows, [SEMBLE_NOTE])
@@ -351,8 +358,13 @@ def exact(run: Run) -> Table:
         db = build_db(name, root, run, run.embed)
         engine = QueryEngine(db=str(db), cwd=str(root))
         bm25 = baselines.BM25Files.from_git(root)
+        semble = baselines.SembleLexical(root)
         part = [q for q in qs if q["set"] == name]
-        rankers = {**pix_rankers(engine, run.embed), BASELINE: lambda q, b=bm25: b.rank(q["query"])}
+        rankers = {
+            **pix_rankers(engine, run.embed),
+            BASELINE: lambda q, b=bm25: b.rank(q["query"]),
+            SEMBLE: lambda q, s=semble: s.rank(q["query"]),
+        }
         for label, rank in rankers.items():
             rows_by.setdefault(label, []).extend(rank(q) for q in part)
         engine.close()
