@@ -2,6 +2,7 @@
 
     python -m bench.devbench [--sets SETS] [--reuse] [--no-embed] [--mirrors DIR]
                              [--issueloc-embed requests,flask,...] [--failures N]
+                             [--dump FILE] [--costs]
 
 SETS (comma-separated, default `all`): a language set's name (bench/devsets/<name>/), `lang`
 (every language set), `issueloc` (all eight repositories) or `issueloc:<name>` (`issueloc:flask`),
@@ -142,6 +143,17 @@ def systems(embed: bool) -> dict[str, dict]:
     return FULL if embed else KEYWORD
 
 
+# Every ranked list of the run, for --dump: {"id", "system", "gold", "ranked"} per query.
+RANKINGS: list[dict] = []
+
+
+def record(label: str, qs: list[dict], lists: list[list[str]]) -> None:
+    RANKINGS.extend(
+        {"id": q["id"], "system": label, "gold": q["gold_files"], "ranked": r[:10]}
+        for q, r in zip(qs, lists, strict=True)
+    )
+
+
 def score_systems(
     qs: list[dict],
     rankers: dict[str, Callable[[dict], list[str]]],
@@ -151,6 +163,7 @@ def score_systems(
     for label, rank in rankers.items():
         lists = [rank(q) for q in qs]
         ranked[label] = lists
+        record(label, qs, lists)
         m = metrics.evaluate(
             ((r, q["gold_files"]) for r, q in zip(lists, qs, strict=True)),
             ks=(1, 5, 10),
@@ -371,6 +384,7 @@ def exact(run: Run) -> Table:
     ordered = [q for name in dict.fromkeys(q["set"] for q in qs) for q in qs if q["set"] == name]
     rows = []
     for label, lists in rows_by.items():
+        record(label, ordered, lists)
         m = metrics.evaluate(
             ((r, q["gold_files"]) for r, q in zip(lists, ordered, strict=True)), ks=(1, 5, 10)
         )
@@ -532,6 +546,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mirrors", help="folder of <owner>+<name>/repo bare git dirs")
     parser.add_argument("--issueloc-embed", default="requests,flask,seaborn,pytest")
     parser.add_argument("--failures", type=int, default=0, help="list N missed queries per set")
+    parser.add_argument("--dump", help="write every ranked top 10 to this JSONL file")
     parser.add_argument(
         "--costs", action="store_true", help="print what each corpus costs to index; no queries"
     )
@@ -572,6 +587,9 @@ def main(argv: list[str] | None = None) -> None:
                 parser.error(f"unknown set {name!r}")
         if len(lang_tables) > 1:
             print(summary(lang_tables).render(), flush=True)
+        if args.dump:
+            with open(args.dump, "w", encoding="utf-8") as fh:
+                fh.writelines(json.dumps(row) + "\n" for row in RANKINGS)
 
 
 if __name__ == "__main__":
