@@ -35,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -234,9 +234,10 @@ def issueloc_queries() -> list[dict]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def issueloc(names: list[str], run: Run) -> list[Table]:
+def issueloc(names: list[str], run: Run) -> Iterator[Table]:
+    """One table per repository as soon as it is done, then the pooled table."""
     qs_all = issueloc_queries()
-    tables, pooled, pooled_qs = [], {}, []
+    pooled, pooled_qs = {}, []
     for short in names:
         repo = ISSUELOC_REPOS[short]
         qs = [q for q in qs_all if q["repo"] == repo]
@@ -246,15 +247,20 @@ def issueloc(names: list[str], run: Run) -> list[Table]:
         if missing:
             raise RuntimeError(f"{repo}: base commits missing from the mirror: {missing[:3]}")
         root = devcorpora.clone(repo)
-        commits = list(dict.fromkeys(q["base_commit"] for q in qs))
+        # Base commit -> the commit indexed (the same, unless the mirror lacks some blobs).
+        indexed = {
+            sha: devcorpora.complete_commit(root, sha)
+            for sha in dict.fromkeys(q["base_commit"] for q in qs)
+        }
+        replaced = {a: b for a, b in indexed.items() if a != b}
         embed = run.embed and short in run.issueloc_embed
-        db = build_db(f"issueloc-{short}", root, run, embed, commits)
+        db = build_db(f"issueloc-{short}", root, run, embed, list(indexed.values()))
         engine = QueryEngine(db=str(db), cwd=str(root))
         cache: dict = {}
         bm25_by_commit: dict[str, baselines.BM25Files] = {}
 
-        def bm25_rank(q: dict, cache=cache, by=bm25_by_commit, root=root) -> list[str]:
-            sha = q["base_commit"]
+        def bm25_rank(q: dict, cache=cache, by=bm25_by_commit, root=root, at=indexed) -> list[str]:
+            sha = at[q["base_commit"]]
             if sha not in by:
                 by.clear()  # one commit's index at a time; the token cache is shared
                 by[sha] = baselines.BM25Files.from_git(root, sha, cache=cache)
@@ -262,28 +268,33 @@ def issueloc(names: list[str], run: Run) -> list[Table]:
 
         qs = sorted(qs, key=lambda q: (q["base_commit"], q["id"]))
         rankers = {
-            **pix_rankers(engine, embed, at_of=lambda q: q["base_commit"]),
+            **pix_rankers(engine, embed, at_of=lambda q, at=indexed: at[q["base_commit"]]),
             BASELINE: bm25_rank,
         }
         rows, ranked = score_systems(qs, rankers, acc_ks=(1, 3, 5, 10))
         engine.close()
         mode = "embedded" if embed else "keyword only"
         table = Table(
-            f"issueloc {short}: {repo}, {len(qs)} issues, {len(commits)} base commits ({mode})",
+            f"issueloc {short}: {repo}, {len(qs)} issues, {len(indexed)} base commits ({mode})",
             ISSUE_COLUMNS,
             rows,
         )
+        if replaced:
+            table.notes.append(
+                f"{len(replaced)} base commit(s) indexed without blobs absent from the mirror"
+                " (bench.devcorpora.complete_commit): "
+                + ", ".join(f"{a[:10]} -> {b[:10]}" for a, b in replaced.items())
+            )
         note = failures_note(qs, ranked[next(iter(rankers))], run.failures, next(iter(rankers)))
         if note:
             table.notes.append(note)
-        tables.append(table)
+        yield table
         pooled_qs.extend(qs)
         for label, lists in ranked.items():
-            key = label if not embed else label + "|embedded"
-            pooled.setdefault(key, []).extend(lists)
+            pooled.setdefault(label, []).extend(lists)
     if len(names) > 1:
-        # Overall: systems that ran on every repository (keyword systems always do; the
-        # embedded ones only when every named repository was embedded).
+        # Overall: the systems that ran on every repository (the keyword channels and the
+        # baseline always do; `pix default` and dense only if every repository was embedded).
         labels = [lab for lab in pooled if len(pooled[lab]) == len(pooled_qs)]
         rows = []
         for label in labels:
@@ -292,7 +303,7 @@ def issueloc(names: list[str], run: Run) -> list[Table]:
                 ks=(1, 5, 10),
                 acc_ks=(1, 3, 5, 10),
             )
-            rows.append((label.replace("|embedded", ""), m))
+            rows.append((label, m))
         overall = Table(
             f"issueloc overall: {len(pooled_qs)} issues of {len(names)} repositories",
             ISSUE_COLUMNS,
@@ -304,11 +315,9 @@ def issueloc(names: list[str], run: Run) -> list[Table]:
         if keyword_only and run.embed:
             overall.notes.append(
                 "keyword-only repositories: " + ", ".join(keyword_only) + "; pooled rows are"
-                " the systems that ran on all of them (BM25 baseline, and pix's keyword"
-                " channels where they share a label)"
+                " the systems that ran on all of them"
             )
-        tables.append(overall)
-    return tables
+        yield overall
 
 
 def cosqa_corpus() -> tuple[Path, list[dict]]:
