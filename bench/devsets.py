@@ -15,10 +15,10 @@ as `bench/devsets/<name>/queries.jsonl` plus `meta.json` (repository, pinned com
 the rules, the counts). Subjects and paths are development data, not code: they are committed;
 the repositories never are (bench/devcorpora.py fetches them at run time).
 
-Two choices where the shared rules are silent: a conventional-commit or bracket prefix
-(`fix(ssh): `, `[Console] `) and a trailing pull-request number (`(#123)`) are cut from the
-query (the scope often names the gold file, which no developer asking the question would
-know); the subject as written is kept in `subject`. A commit that deletes or renames away a
+Two choices where the shared rules are silent: a conventional-commit type and a trailing
+pull-request number are cut from the query (`fix(ssh): handle -o (#12)` -> `ssh: handle -o`,
+`[Console] Fix x` -> `Console: Fix x`; the scope stays, it names what the developer asks
+about); the subject as written is kept in `subject`. A commit that deletes or renames away a
 source file is skipped (its gold would be incomplete at the pinned commit).
 
 The exact-string set pastes string literals from the source files of the pinned commits,
@@ -162,7 +162,18 @@ REPO_SETS: dict[str, RepoSet] = {
 
 # --- commit filters -------------------------------------------------------------------------
 
-PREFIX = re.compile(r"^\s*(?:(?:bug\s+#\d+|[-*:]|[\w-]+(?:\([^)]*\))?!?:|\[[^\]]+\])(?:\s+|$))+")
+# A leading conventional-commit type (`fix(ssh): `, `feat: `), bracket tags (`[Console] `),
+# `bug #123 ` and old-style `- ` bullets. The type is dropped; a scope or tag is kept as
+# `scope: ` (it names what the developer asks about, e.g. the ssh completion).
+PREFIX = re.compile(
+    r"^\s*(?:bug\s+#\d+\s*|[-*]\s+)*"
+    r"(?:(?P<type>[a-z]+)(?:\((?P<scope>[^)]*)\))?!?:\s+|(?P<tags>(?:\[[^\]]+\]\s*)+))?",
+    re.I,
+)
+TYPES = frozenset(
+    "fix fixes fixed feat feature chore docs doc test tests refactor perf style build ci"
+    " revert deps add".split()
+)
 PR_SUFFIX = re.compile(r"\s*\((?:#\d+(?:,\s*)?)+\)\s*$|\s+#\d+\s*$")
 SKIP_SUBJECT = re.compile(
     r"^(revert|merge|release|prep(are)? (for )?release|version|bump|v?\d+\.\d+(\.\d+)?\b)"
@@ -186,7 +197,16 @@ INTENT = re.compile(
 
 
 def query_text(subject: str) -> str:
-    return PR_SUFFIX.sub("", PREFIX.sub("", subject)).strip()
+    m = PREFIX.match(subject)
+    rest = subject[m.end() :]
+    if m.group("type") and m.group("type").lower() not in TYPES:
+        rest = subject[m.start("type") :]  # `bts: New completion`: a name, not a type
+    elif m.group("scope"):
+        rest = f"{m.group('scope')}: {rest}"
+    elif m.group("tags"):
+        tags = re.findall(r"\[([^\]]+)\]", m.group("tags"))
+        rest = f"{' '.join(tags)}: {rest}"
+    return PR_SUFFIX.sub("", rest).strip()
 
 
 def subject_ok(subject: str) -> bool:
@@ -329,8 +349,9 @@ def build_set(spec: RepoSet, out: Path = HERE) -> dict:
         "since": spec.since,
         "queries_from": [rows[0]["date"], rows[-1]["date"]] if rows else [],
         "rules": {
-            "query": "commit subject minus a conventional-commit/bracket prefix and a trailing"
-            " PR number; body in `body`, subject as written in `subject`",
+            "query": "commit subject minus a conventional-commit type (`fix(ssh): x` -> `ssh: x`,"
+            " `[Console] x` -> `Console: x`) and a trailing PR number; body in `body`, subject"
+            " as written in `subject`",
             "commits": "non-merge, reachable from the pinned commit; subject of >= 4 words with"
             " fix/feature intent; no revert, release, version or dependency bump, formatting,"
             " typo, lint, refactor or rename",

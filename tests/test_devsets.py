@@ -81,7 +81,7 @@ def test_build_set_keeps_only_fix_and_feature_commits_on_1_to_3_existing_source_
     assert got == {
         "Add the parser options for quoting": ["src/parser.go"],
         "Fix crash when the input is empty": ["src/parser.go"],
-        "handle a missing flag value": ["src/cli.go"],
+        "cli: handle a missing flag value": ["src/cli.go"],
     }
     assert {r["subject"] for r in rows} >= {"fix(cli): handle a missing flag value"}
     assert meta["counts"]["queries"] == 3
@@ -137,8 +137,11 @@ def test_subject_rules(subject: str, ok: bool) -> None:
 
 
 def test_query_text_drops_prefixes_and_pull_request_numbers() -> None:
-    assert devsets.query_text("fix(ssh): complete hosts (#1234)") == "complete hosts"
-    assert devsets.query_text("[Console] Fix the table on Windows") == "Fix the table on Windows"
+    assert devsets.query_text("fix(ssh): complete hosts (#1234)") == "ssh: complete hosts"
+    assert devsets.query_text("feat: add a --json flag") == "add a --json flag"
+    assert devsets.query_text("[Console] Fix the table") == "Console: Fix the table"
+    assert devsets.query_text("bug #40427 [Console] Stop it") == "Console: Stop it"
+    assert devsets.query_text("bts: New completion, thanks") == "bts: New completion, thanks"
     assert devsets.query_text("- fix mutt sed errors") == "fix mutt sed errors"
 
 
