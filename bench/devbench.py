@@ -96,10 +96,11 @@ class Table:
     columns: list[str]
     rows: list[tuple[str, dict[str, float]]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    first: str = "system"
 
     def render(self) -> str:
         lines = [f"### {self.title}", ""]
-        lines.append("| system | " + " | ".join(self.columns) + " |")
+        lines.append(f"| {self.first} | " + " | ".join(self.columns) + " |")
         lines.append("|---|" + "---:|" * len(self.columns))
         for label, m in self.rows:
             cells = [_cell(m[c]) if c in m else "" for c in self.columns]
@@ -520,6 +521,7 @@ def costs(names: list[str], run: Run) -> Table:
         )
     cols = list(rows[0][1]) if rows else []
     table = Table("corpus costs (distinct over every snapshot of a database)", cols, rows)
+    table.first = "database"
     table.notes.append(
         f"embed min left = (distinct inputs - vectors) / {EMBED_RATE:.0f} chunks/s; vectors"
         " counts chunk rows with a vector, so a partly embedded database is an estimate"
