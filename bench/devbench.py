@@ -39,9 +39,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench import baselines, corpora, devcorpora, devsets, metrics
+from bench import baselines, corpora, devcorpora, devsets, metrics, quality
 from pix.index import index_repository
-from pix.query import QueryEngine, QueryRequest
+from pix.query import QueryEngine
 
 FULL: dict[str, dict] = {
     "pix default": {},
@@ -136,8 +136,8 @@ def build_db(name: str, root: Path, run: Run, embed: bool, commits: list[str] | 
 
 
 def rank_pix(engine: QueryEngine, query: str, at: str | None = None, **options) -> list[str]:
-    request = QueryRequest(query=query, mode="file", top=10, no_content=True, at=at, **options)
-    return [r["path"] for r in engine.query(request)["results"]]
+    """pix's file ranking, as bench.quality asks for it (file mode, top 10), at a commit."""
+    return quality.rank_files(engine, query, at=at, **options)
 
 
 def systems(embed: bool) -> dict[str, dict]:
