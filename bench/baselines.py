@@ -1,4 +1,5 @@
-"""The grep-style keyword baseline of ../shared/README.md: what an agent with `grep -il` gets.
+"""Keyword baselines: the grep-style count of ../shared/README.md (what an agent with
+`grep -il` gets) and plain BM25 over code files (`BM25Files`, the bm25s package).
 
 Files are ranked by how many distinct query words they contain (case-insensitive substring,
 like `grep -il word` run once per word), ties broken by path. Words are the query's runs of
@@ -11,9 +12,10 @@ contain none of the words are not ranked at all, as grep would not list them.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import re
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from bench import corpora, metrics
@@ -58,6 +60,148 @@ class GrepIndex:
         ranked = sorted(((-n, path) for n, path in counts if n > 0))
         paths = [path for _, path in ranked]
         return paths[:top] if top is not None else paths
+
+
+IDENT = re.compile(r"[A-Za-z0-9]+")
+CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+def code_words(text: str) -> str:
+    """Every alphanumeric run, plus its camelCase/snake_case parts when it has several."""
+    out = []
+    for word in IDENT.findall(text):
+        parts = CAMEL.findall(word)
+        out.append(word)
+        if len(parts) > 1:
+            out.extend(parts)
+    return " ".join(out).lower()
+
+
+class BM25Files:
+    """Plain BM25 with one document per file: the baseline an off-the-shelf lexical engine
+    gives. Words are alphanumeric runs and their camel/snake parts, lower-cased, English
+    stopwords dropped, Snowball-stemmed (bm25s + PyStemmer, defaults k1=1.5, b=0.75).
+    "Code files": every text file of the tree (UTF-8, <= 1 MiB) except what pix's path
+    priors call docs (Markdown/RST/text, docs/ folders, changelogs), so changelogs that
+    repeat commit subjects do not decide the baseline. Built from {path: text}; the caller
+    can share `tokens` (keyed by any content id) between corpora that share files."""
+
+    def __init__(
+        self, files: dict[str, str], keys: dict[str, str] | None = None, cache: dict | None = None
+    ) -> None:
+        import bm25s
+        import Stemmer
+
+        from pix.retrieve.priors import path_role
+
+        self._bm25s = bm25s
+        self.stemmer = Stemmer.Stemmer("english")
+        self.paths = sorted(p for p in files if path_role(p) != "docs")
+        cache = {} if cache is None else cache
+        texts = []
+        for path in self.paths:
+            key = (keys or {}).get(path, path)
+            if key not in cache:
+                cache[key] = code_words(path + "\n" + files[path])
+            texts.append(cache[key])
+        tokens = bm25s.tokenize(texts, stopwords="en", stemmer=self.stemmer, show_progress=False)
+        self.index = bm25s.BM25()
+        self.index.index(tokens, show_progress=False)
+
+    def rank(self, query: str, top: int = 10) -> list[str]:
+        q = self._bm25s.tokenize(
+            [code_words(query)], stopwords="en", stemmer=self.stemmer, show_progress=False
+        )
+        if not q.vocab:
+            return []
+        k = min(top, len(self.paths))
+        docs, scores = self.index.retrieve(q, k=k, show_progress=False)
+        return [self.paths[d] for d, s in zip(docs[0], scores[0], strict=True) if s > 0]
+
+    @classmethod
+    def from_git(cls, root: Path, rev: str | None = None, cache: dict | None = None):
+        """Every regular file of the work tree's index (rev None) or of commit `rev`."""
+        from pix.ingest import scan
+
+        if rev is None:
+            out = subprocess.run(
+                ["git", "-C", str(root), "ls-files", "-z", "-s"], capture_output=True, check=True
+            ).stdout
+        else:
+            out = subprocess.run(
+                ["git", "-C", str(root), "ls-tree", "-r", "-z", "-l", rev],
+                capture_output=True, check=True,
+            ).stdout  # fmt: skip
+        entries = {}
+        for record in out.decode("utf-8", "surrogateescape").split("\0"):
+            if not record:
+                continue
+            meta, path = record.split("\t", 1)
+            fields = meta.split()
+            blob = fields[1] if rev is None else fields[2]
+            if fields[0] in ("100644", "100755") and (rev is None or fields[3] != "-"):
+                if rev is None or int(fields[3]) <= scan.DEFAULT_MAX_BYTES:
+                    entries[path] = blob
+        cache = {} if cache is None else cache
+        wanted = sorted({b for b in entries.values() if b not in cache})
+        texts: dict[str, str] = {}
+        for blob, data in scan.read_blobs(root, wanted):
+            if len(data) <= scan.DEFAULT_MAX_BYTES and b"\0" not in data[:8192]:
+                texts[blob] = data.decode("utf-8", "replace")
+        files = {}
+        for path, blob in entries.items():
+            if blob in texts:
+                files[path] = texts[blob]
+            elif blob in cache:
+                files[path] = ""  # already tokenized; the text is not needed again
+        return cls(files, keys=entries, cache=cache)
+
+
+class _StandInModel:
+    """Deterministic pseudo-random vectors in place of semble's model, which its wheel does
+    not ship (it downloads minishlab/potion-code-16M-v2 from the Hugging Face hub). Searched
+    with alpha=0, semble gives the semantic side no weight, so these vectors never count."""
+
+    dim = 8
+
+    def encode(self, texts, **_):
+        import numpy as np
+
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            seed = int.from_bytes(hashlib.sha1(text.encode()).digest()[:4], "little")
+            out[i] = np.random.default_rng(seed).standard_normal(self.dim)
+        return out
+
+
+class SembleLexical:
+    """The semble peer without its embedding model: its own file walker and chunker, BM25,
+    and its ranking stage (multi-chunk file boost, identifier boost, path penalties), with
+    alpha=0. Files ranked by their best chunk among its top 50."""
+
+    def __init__(self, root: Path) -> None:
+        from semble.index.create import create_index_from_path
+        from semble.index.index import SembleIndex
+        from semble.types import ContentType
+
+        model = _StandInModel()
+        content = (ContentType.CODE,)
+        bm25, semantic, chunks, manifest = create_index_from_path(
+            root, model=model, content=content, display_root=root, previous=None,
+            show_progress_bar=False,
+        )  # fmt: skip
+        self.index = SembleIndex(
+            model, bm25, semantic, chunks, "stand-in", root=root, content=content,
+            manifest=manifest,
+        )  # fmt: skip
+
+    def rank(self, query: str, top: int = 10) -> list[str]:
+        results = self.index.search(query, top_k=50, alpha=0.0)
+        return metrics.unique(r.chunk.file_path for r in results)[:top]
+
+
+def evaluate_ranker(rank, qs: Iterable[dict], **kw) -> dict[str, float]:
+    return metrics.evaluate(((rank(q["query"]), q["gold_files"]) for q in qs), **kw)
 
 
 def run(set_name: str, ks: Sequence[int] = metrics.DEFAULT_KS) -> dict[str, float]:

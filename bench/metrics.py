@@ -26,6 +26,14 @@ def recall_at(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
     return len(gold_set.intersection(unique(ranked)[:k])) / len(gold_set)
 
 
+def all_at(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
+    """1 if every gold file is within the top k, else 0 (the Acc@k of SWE-bench localization)."""
+    gold_set = set(gold)
+    if not gold_set:
+        raise ValueError("a query needs at least one gold file")
+    return float(gold_set <= set(unique(ranked)[:k]))
+
+
 def mrr_at(ranked: Sequence[str], gold: Iterable[str], k: int = 10) -> float:
     """1/rank of the first gold file within the top k, else 0."""
     gold_set = set(gold)
@@ -50,12 +58,17 @@ def ndcg_at(ranked: Sequence[str], gold: Iterable[str], k: int = 10) -> float:
 
 
 def score(
-    ranked: Sequence[str], gold: Iterable[str], ks: Sequence[int] = DEFAULT_KS
+    ranked: Sequence[str],
+    gold: Iterable[str],
+    ks: Sequence[int] = DEFAULT_KS,
+    acc_ks: Sequence[int] = (),
 ) -> dict[str, float]:
-    """Every metric of one query: recall@k for each k, MRR@10 and nDCG@10."""
+    """Every metric of one query: recall@k for each k, acc@k for each of acc_ks, MRR@10 and
+    nDCG@10."""
     gold_list = list(gold)
     files = unique(ranked)
     out = {f"recall@{k}": recall_at(files, gold_list, k) for k in ks}
+    out.update({f"acc@{k}": all_at(files, gold_list, k) for k in acc_ks})
     out["mrr@10"] = mrr_at(files, gold_list, 10)
     out["ndcg@10"] = ndcg_at(files, gold_list, 10)
     return out
@@ -71,7 +84,9 @@ def mean(scores: Iterable[Mapping[str, float]]) -> dict[str, float]:
 
 
 def evaluate(
-    runs: Iterable[tuple[Sequence[str], Iterable[str]]], ks: Sequence[int] = DEFAULT_KS
+    runs: Iterable[tuple[Sequence[str], Iterable[str]]],
+    ks: Sequence[int] = DEFAULT_KS,
+    acc_ks: Sequence[int] = (),
 ) -> dict[str, float]:
     """Mean metrics over (ranked, gold) pairs, one pair per query."""
-    return mean(score(ranked, gold, ks) for ranked, gold in runs)
+    return mean(score(ranked, gold, ks, acc_ks) for ranked, gold in runs)

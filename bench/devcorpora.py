@@ -1,0 +1,187 @@
+"""Corpora of the development sets: public git repositories at pinned commits, in a cache.
+
+Nothing here is committed to pix. A repository comes from a mirrors folder laid out as
+`<owner>+<name>/repo` (a bare git directory, the layout the session's fetch tool makes), named
+by `--mirrors DIR` or `$PIX_BENCH_MIRRORS`; without one it is `git clone --bare`d from GitHub
+into `$PIX_BENCH_CACHE/mirrors/` once. From there:
+
+    snapshot(repo, sha) -> Path   # a one-commit git repository holding the tree of `sha`
+    clone(repo) -> Path           # a no-checkout clone with the real history (for `--at`)
+    database(name) -> Path        # where the set's .pix.db is cached (per model identity)
+
+A snapshot is committed by `bench` with a fixed date (as bench/corpora.py does for sdists), so
+its commit sha is the same on every machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from bench.corpora import _GIT_ENV, MARKER, _git, _lock, cache_dir
+
+_MIRRORS: Path | None = None
+
+
+def set_mirrors(folder: str | None) -> None:
+    """Use `folder` (layout <owner>+<name>/repo) before $PIX_BENCH_MIRRORS and the cache."""
+    global _MIRRORS
+    _MIRRORS = Path(folder).expanduser() if folder else None
+
+
+def _mirror_roots() -> list[Path]:
+    roots = [_MIRRORS] if _MIRRORS else []
+    if os.environ.get("PIX_BENCH_MIRRORS"):
+        roots.append(Path(os.environ["PIX_BENCH_MIRRORS"]).expanduser())
+    return [*roots, cache_dir() / "mirrors"]
+
+
+def mirror(repo: str) -> Path:
+    """The bare git directory of `owner/name`, cloned from GitHub on first use."""
+    key = repo.replace("/", "+")
+    for root in _mirror_roots():
+        candidate = root / key / "repo"
+        if (candidate / "HEAD").exists():
+            return candidate
+    target = cache_dir() / "mirrors" / key / "repo"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with _lock(target.parent / ".clone.lock"):
+        if not (target / "HEAD").exists():
+            tmp = target.parent / "repo.partial"
+            if tmp.exists():
+                shutil.rmtree(tmp)
+            subprocess.run(
+                ["git", "clone", "--bare", "--quiet", f"https://github.com/{repo}", str(tmp)],
+                check=True,
+            )
+            tmp.rename(target)
+    return target
+
+
+def has_commit(repo: str, sha: str) -> bool:
+    done = subprocess.run(
+        ["git", "--git-dir", str(mirror(repo)), "cat-file", "-e", f"{sha}^{{commit}}"],
+        capture_output=True,
+    )
+    return done.returncode == 0
+
+
+def git_out(git_dir: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "--git-dir", str(git_dir), *args], capture_output=True, check=True, text=True
+    ).stdout
+
+
+def snapshot(repo: str, sha: str) -> Path:
+    """A one-commit git repository whose tree is exactly `sha`'s tree in `repo`."""
+    target = cache_dir() / "snapshots" / f"{repo.replace('/', '+')}-{sha[:12]}"
+    if (target / ".git" / MARKER).exists():
+        return target
+    source = mirror(repo)
+    if not has_commit(repo, sha):
+        raise RuntimeError(f"{repo}: commit {sha} is not in {source}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with _lock(target.parent / f".{target.name}.lock"):
+        if (target / ".git" / MARKER).exists():
+            return target
+        with tempfile.TemporaryDirectory(prefix=f".{target.name}-", dir=target.parent) as tmp:
+            tree = Path(tmp) / "tree"
+            tree.mkdir()
+            # read-tree + checkout-index into a private index: the tree as committed, with
+            # no export-ignore or export-subst rewriting (git archive would apply both).
+            env = {**os.environ, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            for args in (["read-tree", sha], ["checkout-index", "-a", "-f"]):
+                subprocess.run(
+                    ["git", "--git-dir", str(source), "--work-tree", str(tree), *args],
+                    env=env, check=True, capture_output=True,
+                )  # fmt: skip
+            _git(tree, "init", "-q")
+            _git(tree, "add", "-A", "-f")
+            _git(
+                tree,
+                "-c", "user.name=bench", "-c", "user.email=bench@localhost",
+                "-c", "commit.gpgsign=false",
+                "commit", "-qm", f"{repo}@{sha}", "--no-verify", "--allow-empty",
+            )  # fmt: skip
+            (tree / ".git" / MARKER).write_text(f"{repo}@{sha}\n")
+            if target.exists():
+                shutil.rmtree(target)
+            tree.rename(target)
+    return target
+
+
+def clone(repo: str) -> Path:
+    """A no-checkout clone of the mirror with its whole history (objects hard-linked), so
+    `pix index --at SHA` can read any commit without touching a work tree."""
+    target = cache_dir() / "clones" / repo.replace("/", "+")
+    if (target / ".git" / MARKER).exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with _lock(target.parent / f".{target.name}.lock"):
+        if not (target / ".git" / MARKER).exists():
+            if target.exists():
+                shutil.rmtree(target)
+            subprocess.run(
+                ["git", "clone", "--no-checkout", "--quiet", str(mirror(repo)), str(target)],
+                check=True,
+                env={**os.environ, **_GIT_ENV},
+            )
+            (target / ".git" / MARKER).write_text(f"{repo}\n")
+    return target
+
+
+def complete_commit(root: Path, sha: str) -> str:
+    """`sha`, or if some of its blobs are absent from the stored objects (a fetched snapshot
+    may list its largest files without their content), a commit of the same tree minus those
+    files, made once with a fixed author and date (so the same sha everywhere) and kept under
+    refs/bench/. The absent files are large data files that pix would skip as too large."""
+    listing = subprocess.run(
+        ["git", "-C", str(root), "ls-tree", "-r", "-l", "-z", sha], capture_output=True, check=True
+    ).stdout.decode("utf-8", "surrogateescape")
+    absent = [
+        rec.split("\t", 1)[1] for rec in listing.split("\0") if rec and rec.split()[3] == "BAD"
+    ]
+    if not absent:
+        return sha
+    ref = f"refs/bench/complete-{sha}"
+    known = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "--verify", "-q", ref], capture_output=True, text=True
+    )
+    if known.returncode == 0:
+        return known.stdout.strip()
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, **_GIT_ENV, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
+
+        def run(*args: str, data: str | None = None) -> str:
+            return subprocess.run(
+                ["git", "-C", str(root), *args], env=env, input=data, capture_output=True,
+                check=True, text=True,
+            ).stdout.strip()  # fmt: skip
+
+        run("read-tree", sha)
+        run("update-index", "--force-remove", "-z", "--stdin", data="\0".join(absent) + "\0")
+        tree = run("write-tree")
+        message = f"{sha} without {len(absent)} absent blob(s): {', '.join(absent)}"
+        commit = run("commit-tree", tree, "-p", sha, "-m", message)
+        run("update-ref", ref, commit)
+    return commit
+
+
+def model_key() -> str:
+    """A short name for the embedding model a database was built with (its identity hash)."""
+    from pix.ingest.embed import model_identity
+
+    blob = json.dumps(model_identity(), sort_keys=True).encode()
+    return hashlib.sha1(blob).hexdigest()[:10]
+
+
+def database(name: str) -> Path:
+    """The cached database of one corpus, for the current model."""
+    folder = cache_dir() / "devdbs" / model_key()
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{name}.db"
