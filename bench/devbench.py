@@ -51,6 +51,14 @@ FULL: dict[str, dict] = {
     "path alone": {"channels": ["path"]},
     "pix without priors": {"priors": False},
 }
+# On a database indexed with --static-only: "pix default" is then what a fresh index answers
+# with before the transformer has run (the dense channel has no vectors yet).
+STATIC: dict[str, dict] = {
+    "pix static-only": {},
+    "static alone": {"channels": ["static"]},
+    "bm25 alone": {"channels": ["bm25"]},
+    "pix static-only without priors": {"priors": False},
+}
 KEYWORD: dict[str, dict] = {
     "pix keyword (bm25+ident+path)": {"channels": ["bm25", "ident", "path"]},
     "bm25 alone": {"channels": ["bm25"]},
@@ -118,11 +126,16 @@ class Run:
     embed: bool
     issueloc_embed: set[str]
     failures: int
+    static_only: bool = False  # embed is False then, and databases are cached apart
+
+    @property
+    def variant(self) -> str:
+        return "-static" if self.static_only else ""
 
 
 def build_db(name: str, root: Path, run: Run, embed: bool, commits: list[str] | None = None):
     """Index `root` (its work tree, or each of `commits` with --at) into the set's database."""
-    db = run.folder / f"{name}.db" if not run.reuse else devcorpora.database(name)
+    db = run.folder / f"{name}.db" if not run.reuse else devcorpora.database(name, run.variant)
     t0 = time.perf_counter()
     chunks = 0
     for sha in commits or [None]:
@@ -140,8 +153,8 @@ def rank_pix(engine: QueryEngine, query: str, at: str | None = None, **options) 
     return quality.rank_files(engine, query, at=at, **options)
 
 
-def systems(embed: bool) -> dict[str, dict]:
-    return FULL if embed else KEYWORD
+def systems(embed: bool, static_only: bool = False) -> dict[str, dict]:
+    return FULL if embed else STATIC if static_only else KEYWORD
 
 
 # Every ranked list of the run, for --dump: {"id", "system", "gold", "ranked"} per query.
@@ -188,11 +201,13 @@ def failures_note(qs: list[dict], lists: list[list[str]], limit: int, label: str
     return "\n".join(out)
 
 
-def pix_rankers(engine: QueryEngine, embed: bool, at_of=None) -> dict[str, Callable]:
+def pix_rankers(
+    engine: QueryEngine, embed: bool, at_of=None, static_only: bool = False
+) -> dict[str, Callable]:
     def make(options: dict) -> Callable[[dict], list[str]]:
         return lambda q: rank_pix(engine, q["query"], at=at_of(q) if at_of else None, **options)
 
-    return {label: make(options) for label, options in systems(embed).items()}
+    return {label: make(options) for label, options in systems(embed, static_only).items()}
 
 
 def commit_table(title: str, qs: list[dict], db: Path, root: Path, run: Run) -> Table:
@@ -200,7 +215,7 @@ def commit_table(title: str, qs: list[dict], db: Path, root: Path, run: Run) -> 
     bm25 = baselines.BM25Files.from_git(root)
     semble = baselines.SembleLexical(root)
     rankers = {
-        **pix_rankers(engine, run.embed),
+        **pix_rankers(engine, run.embed, static_only=run.static_only),
         BASELINE: lambda q: bm25.rank(q["query"]),
         SEMBLE: lambda q: semble.rank(q["query"]),
     }
@@ -269,7 +284,12 @@ def issueloc(names: list[str], run: Run) -> Iterator[Table]:
 
         qs = sorted(qs, key=lambda q: (q["base_commit"], q["id"]))
         rankers = {
-            **pix_rankers(engine, embed, at_of=lambda q, at=indexed: at[q["base_commit"]]),
+            **pix_rankers(
+                engine,
+                embed,
+                at_of=lambda q, at=indexed: at[q["base_commit"]],
+                static_only=run.static_only,
+            ),
             BASELINE: bm25_rank,
         }
         rows, ranked = score_systems(qs, rankers, acc_ks=(1, 3, 5, 10))
@@ -384,7 +404,7 @@ def exact(run: Run) -> Table:
         semble = baselines.SembleLexical(root)
         part = [q for q in qs if q["set"] == name]
         rankers = {
-            **pix_rankers(engine, run.embed),
+            **pix_rankers(engine, run.embed, static_only=run.static_only),
             BASELINE: lambda q, b=bm25: b.rank(q["query"]),
             SEMBLE: lambda q, s=semble: s.rank(q["query"]),
         }
@@ -554,6 +574,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sets", default="all")
     parser.add_argument("--reuse", action="store_true", help="cache databases and reuse them")
     parser.add_argument("--no-embed", action="store_true", help="keyword channels only")
+    parser.add_argument(
+        "--static-only",
+        action="store_true",
+        help="index with pix index --static-only: what pix answers before the transformer ran",
+    )
     parser.add_argument("--mirrors", help="folder of <owner>+<name>/repo bare git dirs")
     parser.add_argument("--issueloc-embed", default="requests,flask,seaborn,pytest")
     parser.add_argument("--failures", type=int, default=0, help="list N missed queries per set")
@@ -569,9 +594,10 @@ def main(argv: list[str] | None = None) -> None:
         run = Run(
             Path(tmp),
             args.reuse,
-            not args.no_embed,
+            not (args.no_embed or args.static_only),
             {s for s in args.issueloc_embed.split(",") if s},
             args.failures,
+            args.static_only,
         )
         if args.costs:
             print(costs(names, run).render())

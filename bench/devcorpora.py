@@ -180,8 +180,9 @@ def model_key() -> str:
     return hashlib.sha1(blob).hexdigest()[:10]
 
 
-def database(name: str) -> Path:
-    """The cached database of one corpus, for the current model."""
-    folder = cache_dir() / "devdbs" / model_key()
+def database(name: str, variant: str = "") -> Path:
+    """The cached database of one corpus, for the current model (`variant`: a separate cache,
+    e.g. "-static" for databases indexed with --static-only)."""
+    folder = cache_dir() / "devdbs" / (model_key() + variant)
     folder.mkdir(parents=True, exist_ok=True)
     return folder / f"{name}.db"
