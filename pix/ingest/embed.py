@@ -15,8 +15,13 @@ from pathlib import Path
 
 import numpy as np
 
+from pix import interrupt
 from pix.errors import DatabaseError, PixError
 from pix.paths import MODELS_DIR
+
+# Texts per tokenizer call: one call cannot be cancelled (Ctrl-C waits for it), and a whole
+# repository's pending chunks take seconds to tokenize on a busy machine.
+ENCODE_SLICE = 256
 
 
 @cache
@@ -108,11 +113,17 @@ class Embedder:
         self.session = ort.InferenceSession(
             str(path), sess_options=options, providers=["CPUExecutionProvider"]
         )
+        self._run_options = ort.RunOptions
 
     def encode(self, texts: list[str]) -> list:
         """Tokenize (truncated to the model's window). Callers that sort by length encode once
         and pass slices of the result to `embed_encoded`."""
-        return self.tokenizer.encode_batch(texts)
+        out: list = []
+        for start in range(0, len(texts), ENCODE_SLICE):
+            if interrupt.requested():
+                raise KeyboardInterrupt
+            out.extend(self.tokenizer.encode_batch(texts[start : start + ENCODE_SLICE]))
+        return out
 
     def embed_batch(self, texts: list[str]) -> np.ndarray:
         """Unit vectors, shape (len(texts), dims), float32."""
@@ -128,10 +139,10 @@ class Embedder:
         for row, enc in enumerate(encodings):
             ids[row, : len(enc.ids)] = enc.ids
             mask[row, : len(enc.ids)] = 1
-        (hidden,) = self.session.run(
-            ["last_hidden_state"],
-            {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
-        )
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        options = self._run_options()  # Ctrl-C stops a running batch (pix.interrupt)
+        with interrupt.cancelling(lambda: setattr(options, "terminate", True)):
+            (hidden,) = self.session.run(["last_hidden_state"], feed, options)
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
