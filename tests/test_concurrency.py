@@ -62,6 +62,22 @@ def test_four_indexers_at_once_embed_every_input_once(tmp_path):
     assert any("another pix is embedding" in err for err in errs), errs
 
 
+def test_first_indexes_at_once_all_succeed(tmp_path):
+    """Six processes create one database at once: the read-only look before opening waits for
+    the one switching the new file to WAL (it failed with "database is locked" in ~40% of
+    opens), and each migration is applied once."""
+    repo = new_repo(tmp_path / "repo", code_files(3, 2))
+    procs = [start("index", "--no-embed", "--json", cwd=repo) for _ in range(6)]
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, out + err
+    db = repo / ".pix.db"
+    assert count(db, "SELECT count(*) FROM migration") == count(
+        db, "SELECT count(DISTINCT name) FROM migration"
+    )
+    assert count(db, "PRAGMA integrity_check") == "ok"
+
+
 def test_an_indexer_takes_over_the_work_of_a_killed_one_at_once(tmp_path):
     repo = new_repo(tmp_path / "repo", code_files(60, 6))
     db = repo / ".pix.db"

@@ -195,6 +195,8 @@ def _inspect(path: Path, check: bool = False) -> list[str]:
     except SQLITE_FAILURES as exc:
         raise DatabaseError(f"cannot open {path}: {exc}") from None
     try:
+        # Another pix may be creating the file (switching it to WAL) or recovering its WAL.
+        ro.setbusytimeout(BUSY_TIMEOUT_MS)
         tables = {row[0] for row in ro.execute(LIST_TABLES)}
         if not tables:
             return []

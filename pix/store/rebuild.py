@@ -17,7 +17,7 @@ from typing import TypeVar
 
 import apsw
 
-from pix.store.db import _inspect, open_store
+from pix.store.db import BUSY_TIMEOUT_MS, _inspect, open_store
 
 SUFFIX = ".rebuild"  # the fresh file: <db>.rebuild, beside the database
 SIDECARS = ("-wal", "-shm", "-journal")
@@ -53,6 +53,7 @@ def salvage(db: Path) -> Salvage:
     if not db.exists() or not _inspect(db):
         return found
     ro = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    ro.setbusytimeout(BUSY_TIMEOUT_MS)
     try:
         try:
             found.aliases = ro.execute(SAVED_ALIASES).fetchall()
