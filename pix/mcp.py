@@ -39,7 +39,7 @@ QUERY_RESPONSE = "query-response.v2.json"
 PACK_RESPONSE = "pack-response.v1.json"
 STATUS_RESPONSE = "status-response.v1.json"
 INDEX_RESPONSE = "index-response.v1.json"
-MCP_INTERRUPT_GRACE_SECONDS = 0.5
+MCP_INTERRUPT_GRACE_SECONDS = 0.25
 ALIAS_WRITES = ("alias_add", "alias_remove")  # `index` checks its own file (index_repository)
 
 INSTRUCTIONS = (
