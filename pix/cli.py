@@ -103,11 +103,7 @@ def index(
         bool, typer.Option("--no-embed", help="Stop after the keyword index.")
     ] = False,
     rebuild: Annotated[
-        bool,
-        typer.Option(
-            "--rebuild",
-            help="Rebuild into a fresh file and swap it in (a damaged database); keeps aliases.",
-        ),
+        bool, typer.Option("--rebuild", help="Rebuild in a fresh file, swap it in; keeps aliases.")
     ] = False,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress or summary on stderr.")
