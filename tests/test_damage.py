@@ -14,7 +14,7 @@ import anyio
 import apsw
 import pytest
 from conftest import AREA, GEOMETRY, GREETING, indexed_repo, new_repo, pix, pix_json
-from test_interrupt import assert_complete, code_files, vectors
+from test_interrupt import assert_complete, code_files, count
 from test_mcp import call, connect, error
 
 FILES = {"shapes/geometry.py": GEOMETRY, "hello.py": GREETING}
@@ -186,7 +186,7 @@ def test_a_server_follows_a_replaced_database_and_reports_a_deleted_one(env):
 
 
 def test_an_index_written_to_a_database_deleted_meanwhile_is_not_a_success(tmp_path):
-    repo = new_repo(tmp_path / "repo", code_files(40, 6))
+    repo = new_repo(tmp_path / "repo", code_files(80, 6))
     db = repo / ".pix.db"
     code, _, err = pix("index", "--no-embed", cwd=repo)
     assert code == 0, err
@@ -200,8 +200,9 @@ def test_an_index_written_to_a_database_deleted_meanwhile_is_not_a_success(tmp_p
                     result["answer"] = await client.call_tool("index", {})
 
                 group.start_soon(index)
-                while not vectors(db):  # embedding is under way: delete the database
-                    await anyio.sleep(0.05)
+                # Embedding is under way (inputs claimed): delete the database.
+                while not count(db, "SELECT count(*) FROM embed_lease"):
+                    await anyio.sleep(0.02)
                 remove(db)
             answer = result["answer"]
             assert answer.is_error, answer.content[0].text

@@ -69,15 +69,15 @@ def start(*args: str, cwd: Path, stdin: int | None = None) -> subprocess.Popen:
     )
 
 
-def wait_for_vectors(proc: subprocess.Popen, db: Path, more_than: int = 0) -> int:
-    """Poll until the running process has committed vectors: embedding is under way."""
+def wait_for_embedding(proc: subprocess.Popen, db: Path) -> int:
+    """Poll until the running process has claimed inputs to embed (its leases are committed
+    before its first model batch runs): embedding is under way. Returns the vectors seen."""
     deadline = time.monotonic() + START_SECONDS
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()
-        seen = vectors(db)
-        if seen > more_than:
-            return seen
-        time.sleep(0.1)
+        if count(db, "SELECT count(*) FROM embed_lease"):
+            return vectors(db)
+        time.sleep(0.02)
     raise AssertionError("embedding never started")
 
 
@@ -107,10 +107,10 @@ def assert_complete(db: Path) -> None:
 
 
 def test_sigint_in_the_middle_of_embedding_exits_130_and_the_index_resumes(tmp_path):
-    repo = new_repo(tmp_path / "repo", code_files(40, 6))
+    repo = new_repo(tmp_path / "repo", code_files(80, 6))
     db = repo / ".pix.db"
     proc = start("index", cwd=repo)
-    before = wait_for_vectors(proc, db)
+    before = wait_for_embedding(proc, db)
     delay, out, err = interrupt(proc)
     assert_interrupted(proc, delay, err, "pix index (embedding)")
     assert out == ""
@@ -130,13 +130,13 @@ def test_sigint_in_the_middle_of_embedding_exits_130_and_the_index_resumes(tmp_p
 
 
 def test_sigint_during_a_refreshing_query_exits_130(tmp_path):
-    repo = new_repo(tmp_path / "repo", code_files(30, 6))
+    repo = new_repo(tmp_path / "repo", code_files(60, 6))
     db = repo / ".pix.db"
     code, _, err = pix("index", "--no-embed", cwd=repo)
     assert code == 0, err
     # --refresh re-indexes first, and the index embeds what is pending: a long query.
     proc = start("query", "scale the value", "--refresh", cwd=repo)
-    wait_for_vectors(proc, db)
+    wait_for_embedding(proc, db)
     delay, out, err = interrupt(proc)
     assert_interrupted(proc, delay, err, "pix query --refresh")
     assert out == ""
@@ -154,7 +154,7 @@ def rpc(proc: subprocess.Popen, message: dict) -> None:
 
 
 def test_sigint_stops_an_mcp_server_in_the_middle_of_a_tool_call(tmp_path):
-    repo = new_repo(tmp_path / "repo", code_files(30, 6))
+    repo = new_repo(tmp_path / "repo", code_files(60, 6))
     db = repo / ".pix.db"
     code, _, err = pix("index", "--no-embed", cwd=repo)
     assert code == 0, err
@@ -184,7 +184,7 @@ def test_sigint_stops_an_mcp_server_in_the_middle_of_a_tool_call(tmp_path):
             "params": {"name": "index", "arguments": {}},
         },
     )
-    wait_for_vectors(proc, db)
+    wait_for_embedding(proc, db)
     delay, out, err = interrupt(proc)
     assert_interrupted(proc, delay, err, "pix mcp (index tool)")
     assert '"id":2' not in out.replace(" ", "")  # the cut call never reported success
