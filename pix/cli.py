@@ -25,7 +25,7 @@ try:  # typer >= 0.22 vendors its own click; older ones use the click package
 except ImportError:  # pragma: no cover
     from click import exceptions as click_errors
 
-from pix import errors
+from pix import errors, interrupt
 from pix.cli_io import (
     Format,
     emit_json,
@@ -107,6 +107,9 @@ def index(
             help="Stop before the transformer: words, names and the static tier are searchable.",
         ),
     ] = False,
+    rebuild: Annotated[
+        bool, typer.Option("--rebuild", help="Rebuild in a fresh file, swap it in; keeps aliases.")
+    ] = False,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress or summary on stderr.")
     ] = False,
@@ -122,7 +125,8 @@ def index(
         at,
         max_bytes,
         embed=not static_only,
-        progress=Progress(enabled=None if not quiet else False),
+        progress=Progress(enabled=None if not quiet else False, notes=not quiet),
+        rebuild=rebuild,
     )
     if as_json:
         emit_json(report.describe())
@@ -578,30 +582,27 @@ def discover_cmd(
 
 
 def main(argv: list[str] | None = None) -> int:
+    interrupt.install()
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        app(args=argv, prog_name="pix", standalone_mode=False)
-        return 0
+        # typer turns a KeyboardInterrupt into the return value 130
+        code = app(args=argv, prog_name="pix", standalone_mode=False)
+        return interrupt.report() if code == 130 or interrupt.requested() else 0
     except click_errors.NoArgsIsHelpError as exc:  # help on stdout, as --help prints it
         typer.echo(exc.format_message())
         return 0
     except click_errors.UsageError as exc:
         return fail(errors.UsageError(exc.format_message().strip().splitlines()[-1]), argv)
     except KeyboardInterrupt:
-        return _interrupted()
+        return interrupt.report()
     except BrokenPipeError:
         return 0
     except Exception as exc:  # the last line of defence: one line, never a traceback
+        if interrupt.requested():  # a cancelled SQLite or onnxruntime call
+            return interrupt.report()
         if os.environ.get("PIX_DEBUG") and not isinstance(exc, errors.PixError):
             raise
         return fail(errors.as_pix_error(exc), argv)
-
-
-def _interrupted() -> int:
-    sys.stderr.write(
-        "pix: interrupted; what was committed is kept, run the command again to continue\n"
-    )
-    return 130
 
 
 if __name__ == "__main__":

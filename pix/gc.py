@@ -24,7 +24,7 @@ def gc(path: str | None = None, db: str | None = None, keep: int | None = None) 
     if keep is not None and keep < 0:
         raise UsageError("--keep must be 0 or more")
     target = locate(path, db)
-    store = open_store(target.db, create=False)
+    store = open_store(target.db, create=False, check=True)
     try:
         before = database_bytes(target.db)
         conn = store.conn

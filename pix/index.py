@@ -26,12 +26,19 @@ from pix.progress import Progress
 from pix.schemas import json_name
 from pix.store import Store, content, open_store, sql
 from pix.store.db import DATABASE_SUFFIXES, now_iso, remove_database
+from pix.store.lease import Leases
+from pix.store.rebuild import SUFFIX as REBUILD_SUFFIX
+from pix.store.rebuild import rebuild as rebuilt
 
 BATCH_FILES = 400
 BATCH_BYTES = 8 << 20
 EMBED_COMMIT_SECONDS = 2.0
 STATIC_BATCH = 2048  # chunks per static transaction: a few hundred ms of work
 SCHEMA_VERSION = 1  # of the report (schema/index-response.v1.json)
+# Inputs one process claims at a time (pix/store/lease.py): several batches, a few seconds of
+# work, so processes sharing a database interleave without many claims.
+CLAIM_INPUTS = 128
+LEASE_WAIT_SECONDS = 0.5  # how often a process with nothing left to claim looks again
 
 
 @dataclass(frozen=True)
@@ -56,12 +63,15 @@ def locate(path: str | None = None, db: str | None = None) -> Target:
 
 
 def excluded_paths(target: Target) -> frozenset[str]:
-    """The database's own files, when it lives inside the tree under a custom name."""
+    """The database's own files (and those of its --rebuild), when it lives inside the tree
+    under a custom name."""
     try:
         rel = target.db.relative_to(target.root).as_posix()
     except ValueError:
         return frozenset()
-    return frozenset(rel + suffix for suffix in DATABASE_SUFFIXES)
+    return frozenset(
+        rel + extra + suffix for extra in ("", REBUILD_SUFFIX) for suffix in DATABASE_SUFFIXES
+    )
 
 
 @dataclass
@@ -82,14 +92,15 @@ class IndexReport:
     static_vectors: int = 0  # chunks given a static vector by this run
     seconds: dict[str, float] = field(default_factory=dict)
     db: str = ""
+    rebuilt: dict | None = None  # with --rebuild: what was carried over from the old file
 
     def describe(self) -> dict:
         """What `pix index --json` prints and the MCP index tool returns, in the contracts'
         camelCase (schema/index-response.v1.json)."""
-        return {
-            "schemaVersion": SCHEMA_VERSION,
-            **{json_name(k): v for k, v in asdict(self).items()},
-        }
+        fields = asdict(self)
+        if fields["rebuilt"] is None:  # only `--rebuild` answers carry it
+            del fields["rebuilt"]
+        return {"schemaVersion": SCHEMA_VERSION, **{json_name(k): v for k, v in fields.items()}}
 
 
 def _record_identity(store: Store) -> None:
@@ -165,38 +176,63 @@ def index_repository(
     embed: bool = True,
     progress: Progress | None = None,
     embedder: Embedder | None = None,
+    check: bool = True,
+    rebuild: bool = False,
 ) -> IndexReport:
+    """Index into the target's database. `check`: SQLite's quick_check on an existing file
+    before writing (a long-lived engine refreshing itself skips it: it checks on SQL errors).
+    `rebuild`: build a fresh file beside it and swap it in (pix/store/rebuild.py)."""
     progress = progress or Progress(enabled=False)
     target = locate(path, db)
     t0 = time.perf_counter()
     listing = _listing(target, at)
     exclude_from_git(target)
-    created = not target.db.exists()
-    store: Store | None = None
-    try:
-        store = open_store(target.db, create=True)
-        _record_identity(store)
-        content.remask_outdated(store)
-        report = _keyword_phase(store, target, listing, max_bytes, progress)
-    except BaseException:
-        _abandon(store, target.db, created)
-        raise
-    try:
-        report.seconds["keyword"] = round(time.perf_counter() - t0, 3)
-        t1 = time.perf_counter()
-        report.static_vectors = embed_static(store, report.snapshot_id, progress)
-        report.seconds["static"] = round(time.perf_counter() - t1, 3)
-        if embed:  # runs to the end, so nothing is left pending afterwards
-            t2 = time.perf_counter()
-            report.embedded = embed_pending(store, report.snapshot_id, progress, embedder)
-            report.seconds["embed"] = round(time.perf_counter() - t2, 3)
-        else:
-            pending = store.conn.execute(sql.PENDING_EMBEDDINGS, {"snapshot": report.snapshot_id})
-            report.embed_pending = len(pending.fetchall())
-        report.db = str(target.db)
-        return report
-    finally:
-        store.close()
+
+    def build(db_path: Path, check: bool) -> IndexReport:
+        created = not db_path.exists()
+        store: Store | None = None
+        try:
+            store = open_store(db_path, create=True, check=check)
+            _record_identity(store)
+            content.remask_outdated(store)
+            report = _keyword_phase(store, target, listing, max_bytes, progress)
+        except BaseException:
+            _abandon(store, db_path, created)
+            raise
+        try:
+            report.seconds["keyword"] = round(time.perf_counter() - t0, 3)
+            t1 = time.perf_counter()
+            report.static_vectors = embed_static(store, report.snapshot_id, progress)
+            report.seconds["static"] = round(time.perf_counter() - t1, 3)
+            if embed:  # runs to the end, so nothing is left pending afterwards
+                t2 = time.perf_counter()
+                report.embedded = embed_pending(store, report.snapshot_id, progress, embedder)
+                report.seconds["embed"] = round(time.perf_counter() - t2, 3)
+            else:
+                pending = store.conn.execute(
+                    sql.PENDING_EMBEDDINGS, {"snapshot": report.snapshot_id}
+                )
+                report.embed_pending = len(pending.fetchall())
+            store.check_not_moved("indexing")
+            report.db = str(target.db)
+            return report
+        finally:
+            store.close()
+
+    if not rebuild:
+        return build(target.db, check)
+    report, found = rebuilt(target.db, lambda fresh: build(fresh, False))
+    report.rebuilt = found.summary()
+    progress.note(f"rebuilt {target.db}; saved aliases kept: {len(found.aliases)}")
+    if found.aliases_unreadable:
+        progress.note(
+            "the saved aliases could not be read from the damaged database "
+            f"({found.aliases_unreadable}); they are lost"
+        )
+    if found.commits:
+        shas = ", ".join(sha[:12] for sha in found.commits)
+        progress.note(f"commit snapshots not rebuilt (index them again with --at): {shas}")
+    return report
 
 
 def _abandon(store: Store | None, db: Path, created: bool) -> None:
@@ -430,8 +466,11 @@ def embed_pending(
     embedder: Embedder | None = None,
     limit: int | None = None,
 ) -> int:
-    """Give every chunk of the snapshot a vector. Returns how many distinct inputs were run
-    through the model. Commits every couple of seconds, so a kill loses little."""
+    """Give every chunk of the snapshot a vector. Returns how many distinct inputs this
+    process ran through the model. Commits every couple of seconds, so a kill loses little.
+    Other pix processes on the same database share the work through leases
+    (pix/store/lease.py): this one claims blocks of inputs nobody holds, shortest first, and
+    once all that is left is held by others, waits for them to finish it."""
     progress = progress or Progress(enabled=False)
     conn = store.conn
     with store.write():
@@ -445,12 +484,65 @@ def embed_pending(
         return 0
     embedder = embedder or Embedder()
     encodings = embedder.encode(content.embed_inputs(conn, pending))
-    batches = length_batches([len(e.ids) for e in encodings])
+    row_of = {row[0]: i for i, row in enumerate(pending)}
+    tokens = [len(e.ids) for e in encodings]
+    todo = [pending[i][0] for i in length_order(tokens)]
     # The model's time follows the tokens it reads (each text runs alone, unpadded), not the
-    # chunk count: batches run shortest first, so a rate in chunks would promise far too
+    # chunk count: inputs run shortest first, so a rate in chunks would promise far too
     # little time left.
-    cost = [sum(len(encodings[i].ids) for i in batch) for batch in batches]
+    cost = tokens
+    leases = Leases(store)
     progress.start("embedding chunks", len(pending), work=sum(cost))
+    embedded = 0
+    said = ""
+    try:
+        while todo:
+            claim = leases.claim(todo, CLAIM_INPUTS)
+            taken = set(claim.mine) | set(claim.settled)
+            todo = [key for key in todo if key not in taken]
+            if claim.settled:  # embedded by another pix meanwhile
+                settled = [row_of[key] for key in claim.settled]
+                progress.advance(len(settled), work=sum(cost[row] for row in settled))
+            if claim.mine:
+                if claim.held and said != "sharing":
+                    said = "sharing"
+                    progress.note(
+                        f"another pix is embedding {claim.held} chunks; "
+                        "embedding chunks the other indexer has not taken"
+                    )
+                rows = [row_of[key] for key in claim.mine]
+                _embed_rows(store, leases, embedder, pending, encodings, rows, cost, progress)
+                embedded += len(rows)
+            elif claim.held:
+                if said != "waiting":
+                    said = "waiting"
+                    progress.note(f"another pix is embedding {claim.held} chunks; waiting")
+                time.sleep(LEASE_WAIT_SECONDS)
+    finally:
+        with contextlib.suppress(apsw.Error):
+            leases.release_all()  # an interrupted run leaves nothing for others to wait out
+    progress.finish()
+    return embedded
+
+
+def length_order(token_counts: list[int]) -> list[int]:
+    """Indices shortest first, the order inputs are claimed and run in."""
+    return sorted(range(len(token_counts)), key=lambda i: (token_counts[i], i))
+
+
+def _embed_rows(
+    store: Store,
+    leases: Leases,
+    embedder: Embedder,
+    pending: list[tuple],
+    encodings: list,
+    rows: list[int],
+    cost: list[int],
+    progress: Progress,
+) -> None:
+    """Embed the claimed `rows` of `pending`, committing their vectors (and releasing their
+    leases) every EMBED_COMMIT_SECONDS and at the end."""
+    conn = store.conn
     done: list[tuple[int, bytes]] = []
     last_commit = time.monotonic()
 
@@ -460,16 +552,16 @@ def embed_pending(
                 for (chunk_id,) in conn.execute(sql.CHUNKS_FOR_EMBED_KEY, (key,)).fetchall():
                     conn.execute(sql.INSERT_VECTOR, (chunk_id, vector))
                     conn.execute(sql.DELETE_STATIC_VECTOR, (chunk_id,))
+            leases.settle(conn, [key for key, _ in done])
         done.clear()
 
-    for batch, tokens in zip(batches, cost, strict=True):
-        vectors = quantize(embedder.embed_encoded([encodings[i] for i in batch]))
-        done.extend((pending[i][0], vectors[row].tobytes()) for row, i in enumerate(batch))
-        progress.advance(len(batch), work=tokens)
+    for batch in length_batches([len(encodings[row].ids) for row in rows]):
+        chosen = [rows[i] for i in batch]
+        vectors = quantize(embedder.embed_encoded([encodings[row] for row in chosen]))
+        done.extend((pending[row][0], vectors[k].tobytes()) for k, row in enumerate(chosen))
+        progress.advance(len(chosen), work=sum(cost[row] for row in chosen))
         if time.monotonic() - last_commit >= EMBED_COMMIT_SECONDS:
             commit()
             last_commit = time.monotonic()
     if done:
         commit()
-    progress.finish()
-    return len(pending)

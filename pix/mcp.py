@@ -26,7 +26,7 @@ import mcp_types as types
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
 
-from pix import __version__, alias
+from pix import __version__, alias, interrupt
 from pix.errors import NotIndexedError, PixError, UsageError, as_pix_error
 from pix.index import index_repository, locate
 from pix.pack import PackRequest
@@ -39,6 +39,8 @@ QUERY_RESPONSE = "query-response.v2.json"
 PACK_RESPONSE = "pack-response.v1.json"
 STATUS_RESPONSE = "status-response.v1.json"
 INDEX_RESPONSE = "index-response.v1.json"
+MCP_INTERRUPT_GRACE_SECONDS = 0.25
+ALIAS_WRITES = ("alias_add", "alias_remove")  # `index` checks its own file (index_repository)
 
 INSTRUCTIONS = (
     "pix searches the local git repository it was started in, by meaning, words and "
@@ -234,9 +236,26 @@ class PixMcp:
         if problem:
             raise UsageError(problem)
         with self._lock:
-            return self._handlers[name](args)
+            self._follow_file()
+            answer = self._handlers[name](args)
+            if name in ALIAS_WRITES and self._engine is not None:
+                # Never a success for a change that went to a file no longer at the path.
+                self._engine.store.check_not_moved(f"{name} ran")
+            return answer
 
     # --- handlers: called with the lock held ---------------------------------------------
+
+    def _follow_file(self) -> None:
+        """The file at the path may have been deleted or replaced (`pix index --rebuild`, a
+        copy) since the last call: reopen what is there now. If that fails, the engine goes,
+        and the next use of it fails as the CLI would ("no pix index", exit 3 in the CLI)."""
+        if self._engine is None or not self._engine.store.moved():
+            return
+        try:
+            self._engine.reopen()
+        except PixError:
+            self._engine.close()
+            self._engine = None
 
     def _open(self) -> QueryEngine:
         """The engine, opened on first use: the server starts (and `index` works) before any
@@ -347,6 +366,10 @@ def serve(db: str | None = None, cwd: str | None = None, refresh: bool = True) -
     """Serve over stdin/stdout until the client closes stdin. Nothing else may write stdout."""
     tools = PixMcp(db=db, cwd=cwd, refresh=refresh)
     server = build_server(tools)
+    # On Ctrl-C a server has nothing to unwind that SQLite does not guarantee by itself (a cut
+    # call's transaction rolls back, its leases end with the process), and the thread reading
+    # stdin cannot be stopped: end it soon after cancelling the running call.
+    interrupt.set_grace(MCP_INTERRUPT_GRACE_SECONDS)
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):

@@ -20,10 +20,12 @@ class Progress:
         enabled: bool | None = None,
         stream: TextIO | None = None,
         clock: Callable[[], float] = time.monotonic,
+        notes: bool = False,
     ) -> None:
         self.stream = stream or sys.stderr
         self.enabled = self.stream.isatty() if enabled is None else enabled
         self.clock = clock
+        self.notes = notes  # `note` lines, which show off a terminal too
         self._label = ""
         self._total = self._done = 0
         self._work_total = self._work_done = 0
@@ -65,6 +67,16 @@ class Progress:
         else:
             done, total = self._done, self._total
         return (total - done) / (done / elapsed) if done > 0 else 0.0
+
+    def note(self, message: str) -> None:
+        """One line about what is going on (another pix holds the work, ...)."""
+        if not self.notes:
+            return
+        drawing = self.enabled and self._label
+        self.stream.write(("\n" if drawing else "") + f"pix: {message}\n")
+        self.stream.flush()
+        if drawing:
+            self._draw()
 
     def _draw(self) -> None:
         if not self.enabled:

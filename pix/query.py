@@ -76,10 +76,16 @@ class QueryEngine:
         self._shown_chars = 0
 
     def reopen(self) -> None:
-        """Open the database again (after an index run wrote to it). Kept files are dropped:
-        an index run may have masked a stored text again."""
+        """Open the database again (after an index run wrote to it, or when the file at the
+        path was replaced: then it may come from another model). Kept files are dropped: an
+        index run may have masked a stored text again."""
         self.store.close()
         self.store = open_store(self.target.db, create=False)
+        try:
+            check_identity({key: self.store.meta(key) for key in model_identity()})
+        except Exception:
+            self.store.close()
+            raise
         register_functions(self.store)
         self._shown.clear()
         self._shown_chars = 0
@@ -217,7 +223,10 @@ def refresh_first(
         return None, None
     target = engine.target
     engine.store.close()
-    report = index_repository(str(target.root), str(target.db), embedder=engine.embedder())
+    # No quick_check on every refresh: the engine checks when SQL fails (answer).
+    report = index_repository(
+        str(target.root), str(target.db), embedder=engine.embedder(), check=False
+    )
     engine.reopen()
     refreshed: dict = {"files": report.files, "newBlobs": report.new_blobs}
     if changed:

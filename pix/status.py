@@ -25,7 +25,7 @@ def status(db: str | None = None, cwd: str | None = None) -> dict:
     """What `pix status --json` prints and the MCP status tool returns
     (schema/status-response.v1.json)."""
     target = locate(cwd, db)
-    store = open_store(target.db, create=False)
+    store = open_store(target.db, create=False, check=True)
     try:
         with store.read():
             conn = store.conn

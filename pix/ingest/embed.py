@@ -22,8 +22,13 @@ from pathlib import Path
 
 import numpy as np
 
+from pix import interrupt
 from pix.errors import DatabaseError, PixError
 from pix.paths import MODELS_DIR
+
+# Texts per tokenizer call: one call cannot be cancelled (Ctrl-C waits for it), and a whole
+# repository's pending chunks take seconds to tokenize on a busy machine.
+ENCODE_SLICE = 256
 
 
 @cache
@@ -124,11 +129,17 @@ class Embedder:
         self.session = ort.InferenceSession(
             str(path), sess_options=options, providers=["CPUExecutionProvider"]
         )
+        self._run_options = ort.RunOptions
 
     def encode(self, texts: list[str]) -> list:
         """Tokenize (truncated to the model's window). Callers that sort by length encode once
         and pass slices of the result to `embed_encoded`."""
-        return self.tokenizer.encode_batch(texts)
+        out: list = []
+        for start in range(0, len(texts), ENCODE_SLICE):
+            if interrupt.requested():
+                raise KeyboardInterrupt
+            out.extend(self.tokenizer.encode_batch(texts[start : start + ENCODE_SLICE]))
+        return out
 
     def embed_batch(self, texts: list[str]) -> np.ndarray:
         """Unit vectors, shape (len(texts), dims), float32."""
@@ -151,14 +162,10 @@ class Embedder:
 
     def _embed_one(self, encoding) -> np.ndarray:
         ids = np.asarray([encoding.ids], dtype=np.int64)
-        (hidden,) = self.session.run(
-            ["last_hidden_state"],
-            {
-                "input_ids": ids,
-                "attention_mask": np.ones_like(ids),
-                "token_type_ids": np.zeros_like(ids),
-            },
-        )
+        feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+        options = self._run_options()  # Ctrl-C stops a running text (pix.interrupt)
+        with interrupt.cancelling(lambda: setattr(options, "terminate", True)):
+            (hidden,) = self.session.run(["last_hidden_state"], feed, options)
         pooled = hidden[0].mean(axis=0)
         return (pooled / max(float(np.linalg.norm(pooled)), 1e-12)).astype(np.float32)
 

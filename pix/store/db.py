@@ -8,6 +8,7 @@ migrations/, each applied in one transaction and recorded in the `migration` tab
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import time
 from collections.abc import Iterator
@@ -17,9 +18,14 @@ from pathlib import Path
 import apsw
 import sqlite_vec
 
+from pix import interrupt
 from pix.errors import DatabaseError, NotIndexedError, PixError
 from pix.paths import MIGRATIONS_DIR
 from pix.store import codec
+
+# How long a writer waits for another's transaction. The longest is a keyword-phase batch of
+# another `pix index` (chunking up to 400 files under the write lock): seconds on a busy machine.
+BUSY_TIMEOUT_MS = 60_000
 
 SQLITE_FAILURES = (apsw.NotADBError, apsw.CorruptError, apsw.CantOpenError, apsw.IOError)
 
@@ -31,6 +37,7 @@ CREATE TABLE IF NOT EXISTS migration (
 """
 LIST_TABLES = "SELECT name FROM sqlite_master WHERE type = 'table'"
 APPLIED_MIGRATIONS = "SELECT name FROM migration ORDER BY name"
+MIGRATION_APPLIED = "SELECT 1 FROM migration WHERE name = ?"
 RECORD_MIGRATION = "INSERT INTO migration(name, applied_at) VALUES (?, ?)"
 GET_META = "SELECT value FROM meta WHERE key = ?"
 SET_META = """
@@ -66,14 +73,64 @@ def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+REBUILD_HINT = (
+    "run `pix index --rebuild`: it rebuilds the index from the work tree into a fresh file "
+    "and swaps it in, keeping the saved aliases"
+)
+
+
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """(st_dev, st_ino) of the file at `path`, None if there is none."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 class Store:
     """One open connection to a pix database."""
 
     def __init__(self, conn: apsw.Connection, path: Path) -> None:
         self.conn = conn
         self.path = path
+        # Which file this connection has open: the path may later name another one (deleted,
+        # or replaced by `pix index --rebuild`), and a long-lived server must notice.
+        self.identity = file_identity(path)
+        # Ctrl-C interrupts a running statement (pix.interrupt).
+        self._cancel = interrupt.register(conn.interrupt)
+
+    def moved(self) -> str | None:
+        """Whether the path still names the file this connection has open: None if so, else
+        "deleted" or "replaced"."""
+        now = file_identity(self.path)
+        if now == self.identity:
+            return None
+        return "deleted" if now is None else "replaced"
+
+    def check_not_moved(self, doing: str) -> None:
+        """Refuse to report success for a write that went to a file no longer at the path."""
+        moved = self.moved()
+        if moved == "deleted":
+            raise NotIndexedError(
+                f"no pix index at {self.path}: the database was deleted while {doing}, "
+                "so nothing was saved",
+                hint="run `pix index` in the repository",
+            )
+        if moved == "replaced":
+            raise PixError(
+                f"the database {self.path} was replaced while {doing}; the change went to the "
+                "file it replaced, not to the one there now",
+                hint="run it again",
+            )
 
     def close(self) -> None:
+        interrupt.unregister(self._cancel)
+        if self.moved():
+            # The -wal and -shm beside the path may belong to the file there now: closing must
+            # not checkpoint into them or delete them (SQLite does both by name on close).
+            with contextlib.suppress(apsw.Error):
+                self.conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
         self.conn.close()
 
     def __enter__(self) -> Store:
@@ -90,7 +147,8 @@ class Store:
         try:
             yield self.conn
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            if not self.conn.getautocommit():  # an interrupted statement rolls back itself
+                self.conn.execute("ROLLBACK")
             raise
         else:
             self.conn.execute("COMMIT")
@@ -102,20 +160,12 @@ class Store:
         try:
             yield self.conn
         finally:
-            self.conn.execute("COMMIT")
+            if not self.conn.getautocommit():
+                self.conn.execute("COMMIT")
 
     def check_integrity(self) -> None:
         """Raise DatabaseError if SQLite finds the file damaged."""
-        try:
-            verdict = self.conn.execute("PRAGMA quick_check(1)").fetchone()[0]
-        except SQLITE_FAILURES + (apsw.SQLError,) as exc:
-            verdict = str(exc)
-        if verdict != "ok":
-            detail = " ".join(verdict.replace("*** in database main ***", "").split())
-            raise DatabaseError(
-                f"the database {self.path} is damaged ({detail})",
-                hint="delete it and run pix index again",
-            )
+        quick_check(self.conn, self.path)
 
     def meta(self, key: str) -> str | None:
         row = self.conn.execute(GET_META, (key,)).fetchone()
@@ -125,13 +175,28 @@ class Store:
         self.conn.execute(SET_META, (key, value))
 
 
-def _inspect(path: Path) -> list[str]:
-    """Read-only look at an existing file: its applied migrations, or a refusal."""
+def quick_check(conn: apsw.Connection, path: Path) -> None:
+    """SQLite's quick_check (every page of every b-tree read once: ~5 ms per MB): raise
+    DatabaseError, with the fix, if it finds the file damaged."""
+    try:
+        verdict = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+    except SQLITE_FAILURES + (apsw.SQLError,) as exc:
+        verdict = str(exc)
+    if verdict != "ok":
+        detail = " ".join(verdict.replace("*** in database main ***", "").split())
+        raise DatabaseError(f"the database {path} is damaged ({detail})", hint=REBUILD_HINT)
+
+
+def _inspect(path: Path, check: bool = False) -> list[str]:
+    """Read-only look at an existing file: its applied migrations, or a refusal; with
+    `check`, SQLite's quick_check too."""
     try:
         ro = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
     except SQLITE_FAILURES as exc:
         raise DatabaseError(f"cannot open {path}: {exc}") from None
     try:
+        # Another pix may be creating the file (switching it to WAL) or recovering its WAL.
+        ro.setbusytimeout(BUSY_TIMEOUT_MS)
         tables = {row[0] for row in ro.execute(LIST_TABLES)}
         if not tables:
             return []
@@ -148,6 +213,8 @@ def _inspect(path: Path) -> list[str]:
                 f"{path} was written by a newer pix (migration {unknown[0]} is unknown here)",
                 hint="upgrade pix, or index into another --db",
             )
+        if check:
+            quick_check(ro, path)
         return applied
     except apsw.SQLError as exc:
         raise DatabaseError(f"{path} is not a usable pix database: {exc}") from None
@@ -165,7 +232,7 @@ def _connect(path: Path) -> apsw.Connection:
     conn.enable_load_extension(True)
     conn.load_extension(sqlite_vec.loadable_path())
     conn.enable_load_extension(False)
-    conn.setbusytimeout(10_000)
+    conn.setbusytimeout(BUSY_TIMEOUT_MS)
     # The views blob_text and chunk_text read stored text through it, as the sqlite3 shell does.
     conn.create_scalar_function("sqlar_uncompress", codec.sqlar_uncompress, 2, deterministic=True)
     conn.execute("PRAGMA journal_mode = WAL")
@@ -184,16 +251,21 @@ def _migrate(conn: apsw.Connection, applied: list[str]) -> None:
         conn.execute("BEGIN IMMEDIATE")
         try:
             conn.execute(MIGRATION_TABLE)
-            conn.execute(file.read_text(encoding="utf-8"))
-            conn.execute(RECORD_MIGRATION, (name, now_iso()))
+            # Asked again under the write lock: another pix may have applied it meanwhile
+            # (two first `pix index` runs at once).
+            if conn.execute(MIGRATION_APPLIED, (name,)).fetchone() is None:
+                conn.execute(file.read_text(encoding="utf-8"))
+                conn.execute(RECORD_MIGRATION, (name, now_iso()))
         except BaseException:
-            conn.execute("ROLLBACK")
+            if not conn.getautocommit():
+                conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
 
 
-def open_store(path: Path, *, create: bool) -> Store:
-    """Open (and with `create`, make) the database at `path`, refusing what is not ours."""
+def open_store(path: Path, *, create: bool, check: bool = False) -> Store:
+    """Open (and with `create`, make) the database at `path`, refusing what is not ours;
+    with `check`, refusing a damaged file too (quick_check, before a byte is written)."""
     path = Path(path)
     if not path.exists():
         if not create:
@@ -205,7 +277,7 @@ def open_store(path: Path, *, create: bool) -> Store:
     elif path.is_dir():
         raise DatabaseError(f"{path} is a directory, not a pix database")
     else:
-        applied = _inspect(path)
+        applied = _inspect(path, check)
         if not applied and not create:
             raise NotIndexedError(
                 f"no pix index at {path}", hint="run `pix index` in the repository first"

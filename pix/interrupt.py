@@ -1,0 +1,143 @@
+"""Ctrl-C (SIGINT): exit 130 with one line, within about a second, whatever pix is doing.
+
+Python runs a signal handler only between bytecodes of the main thread, and pix's main thread
+spends long stretches inside C: onnxruntime's `session.run`, SQLite statements, the tokenizer.
+A plain KeyboardInterrupt then waits until that call returns (25 s was seen on a busy machine).
+So `install()` also has the C-level handler write the signal to a wakeup pipe, and a watcher
+thread blocked on that pipe cancels what runs in C at once: every canceller registered with
+`cancelling()` (sqlite3_interrupt on each open connection, onnxruntime's RunOptions.terminate).
+The cancelled call returns, the main thread gets its KeyboardInterrupt, unwinds (the open
+transaction rolls back) and exits 130 through `report()`. If the process is still alive
+GRACE_SECONDS later (a call nothing can cancel, a wait for another writer's lock), the watcher
+ends it with the same line and code; SQLite's journal makes that as safe as a kill. A second
+Ctrl-C ends it at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+EXIT_INTERRUPTED = 130
+GRACE_SECONDS = 2.0
+MESSAGE = "pix: interrupted; what was committed is kept, run the command again to continue\n"
+
+_requested = threading.Event()
+_lock = threading.Lock()  # cancellers run under it, so none runs on a connection being closed
+_cancellers: dict[int, Callable[[], object]] = {}
+_reported = threading.Lock()
+_grace = GRACE_SECONDS
+_installed = False
+
+
+def install(grace: float = GRACE_SECONDS) -> None:
+    """Watch for SIGINT from here on (main thread only; once per process)."""
+    global _installed, _grace
+    _grace = grace
+    if _installed or threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return  # SIGINT ignored (a background job) or handled by whoever embeds pix
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    threading.Thread(target=_watch, args=(read_fd,), name="pix-interrupt", daemon=True).start()
+    _installed = True
+
+
+def set_grace(seconds: float) -> None:
+    """How long the main thread may take to unwind after a SIGINT (a server has nothing to
+    unwind that SQLite does not already guarantee, so it shortens this)."""
+    global _grace
+    _grace = seconds
+
+
+def requested() -> bool:
+    return _requested.is_set()
+
+
+@contextlib.contextmanager
+def cancelling(cancel: Callable[[], object]) -> Iterator[None]:
+    """Run `cancel` (from the watcher thread) if SIGINT arrives while the block runs."""
+    if _requested.is_set():
+        raise KeyboardInterrupt
+    with _lock:
+        key = id(cancel)
+        _cancellers[key] = cancel
+    try:
+        yield
+    finally:
+        with _lock:
+            _cancellers.pop(key, None)
+
+
+def register(cancel: Callable[[], object]) -> int:
+    """Like `cancelling`, for something that lives longer than one block (an open
+    connection). Returns the key for `unregister`."""
+    with _lock:
+        _cancellers[id(cancel)] = cancel
+    return id(cancel)
+
+
+def unregister(key: int) -> None:
+    with _lock:
+        _cancellers.pop(key, None)
+
+
+def report() -> int:
+    """Say "interrupted" (once per process) and return the exit code."""
+    if _reported.acquire(blocking=False):
+        if threading.current_thread() is threading.main_thread():
+            # Unwinding is done: a second Ctrl-C now would only print a traceback.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            with contextlib.suppress(Exception):
+                sys.stderr.flush()  # (not from the watcher: the main thread may hold its lock)
+        with contextlib.suppress(OSError):
+            os.write(2, ("\n" if _isatty() else "").encode() + MESSAGE.encode())
+    return EXIT_INTERRUPTED
+
+
+def _isatty() -> bool:
+    try:
+        return os.isatty(2)
+    except OSError:
+        return False
+
+
+def _cancel_all() -> None:
+    with _lock:
+        for cancel in list(_cancellers.values()):
+            with contextlib.suppress(Exception):
+                cancel()
+
+
+def _got_sigint(fd: int, timeout: float | None) -> bool:
+    """Wait for a signal byte on the wakeup pipe; True if one of them is SIGINT."""
+    while True:
+        if timeout is not None:
+            ready, _, _ = select.select([fd], [], [], max(timeout, 0.0))
+            if not ready:
+                return False
+        data = os.read(fd, 64)
+        if not data:
+            return False
+        if signal.SIGINT in data:
+            return True
+
+
+def _watch(fd: int) -> None:
+    if not _got_sigint(fd, None):
+        return
+    _requested.set()
+    _cancel_all()
+    deadline = time.monotonic() + _grace
+    # A second Ctrl-C, or the grace running out, ends the process from here.
+    _got_sigint(fd, deadline - time.monotonic())
+    report()
+    os._exit(EXIT_INTERRUPTED)

@@ -1,0 +1,97 @@
+"""`pix index --rebuild`: a new database built beside the old one, then swapped in by one rename.
+
+The path names a whole database at every moment: the old file until `os.replace`, the new one
+after. What only the old file holds is carried over when it can still be read: the saved
+aliases. Commit snapshots (`--at`) are not rebuilt; their commits are named so they can be
+indexed again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+import apsw
+
+from pix.store.db import BUSY_TIMEOUT_MS, _inspect, open_store
+
+SUFFIX = ".rebuild"  # the fresh file: <db>.rebuild, beside the database
+SIDECARS = ("-wal", "-shm", "-journal")
+SAVED_ALIASES = "SELECT name, spec, created_at FROM alias ORDER BY name"
+RESTORE_ALIAS = "INSERT INTO alias(name, spec, created_at) VALUES (?, ?, ?)"
+COMMIT_SNAPSHOTS = "SELECT commit_sha FROM snapshot WHERE kind = 'commit' ORDER BY id"
+
+T = TypeVar("T")
+
+
+@dataclass
+class Salvage:
+    aliases: list[tuple] = field(default_factory=list)
+    aliases_unreadable: str | None = None  # why the old file's aliases could not be read
+    commits: list[str] = field(default_factory=list)  # commit snapshots not rebuilt
+
+    def summary(self) -> dict:
+        return {
+            "aliasesKept": len(self.aliases),
+            "aliasesUnreadable": self.aliases_unreadable,
+            "commitsNotRebuilt": self.commits,
+        }
+
+
+def fresh_path(db: Path) -> Path:
+    return db.with_name(db.name + SUFFIX)
+
+
+def salvage(db: Path) -> Salvage:
+    """What the old file can still give. A file that is not a pix database (or comes from a
+    newer pix) is refused as on every open: --rebuild never replaces someone else's file."""
+    found = Salvage()
+    if not db.exists() or not _inspect(db):
+        return found
+    ro = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    ro.setbusytimeout(BUSY_TIMEOUT_MS)
+    try:
+        try:
+            found.aliases = ro.execute(SAVED_ALIASES).fetchall()
+        except apsw.Error as exc:
+            found.aliases_unreadable = str(exc) or type(exc).__name__
+        with contextlib.suppress(apsw.Error):
+            found.commits = [sha for (sha,) in ro.execute(COMMIT_SNAPSHOTS)]
+    finally:
+        ro.close()
+    return found
+
+
+def rebuild(db: Path, build: Callable[[Path], T]) -> tuple[T, Salvage]:
+    """`build(fresh)` makes the new database; then the salvaged aliases go in and it replaces
+    `db`. Interrupted or failed, the fresh file is removed and `db` is left as it was."""
+    found = salvage(db)
+    fresh = fresh_path(db)
+    _remove(fresh)  # left by a killed rebuild
+    try:
+        result = build(fresh)
+        if found.aliases:
+            store = open_store(fresh, create=False)
+            try:
+                with store.write() as conn:
+                    conn.executemany(RESTORE_ALIAS, found.aliases)
+            finally:
+                store.close()
+        # A -wal beside the path is read as part of whatever file the path names: the old
+        # file's must not be applied to the new one.
+        for suffix in SIDECARS:
+            Path(str(db) + suffix).unlink(missing_ok=True)
+        os.replace(fresh, db)
+    except BaseException:
+        _remove(fresh)
+        raise
+    return result, found
+
+
+def _remove(path: Path) -> None:
+    for suffix in ("", *SIDECARS):
+        Path(str(path) + suffix).unlink(missing_ok=True)

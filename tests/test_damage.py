@@ -1,0 +1,213 @@
+"""A database damaged, deleted or replaced: refused with the fix, rebuilt, followed by a server.
+
+Real files, real damage: a page in the middle of the file is overwritten with zeros, the
+database is deleted or rebuilt while a real MCP stdio server has it open.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import anyio
+import apsw
+import pytest
+from conftest import AREA, GEOMETRY, GREETING, indexed_repo, new_repo, pix, pix_json
+from test_interrupt import assert_complete, code_files, count
+from test_mcp import call, connect, error
+
+FILES = {"shapes/geometry.py": GEOMETRY, "hello.py": GREETING}
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory, embedder) -> tuple[Path, Path]:
+    return indexed_repo(tmp_path_factory.mktemp("damage"), FILES, embedder)
+
+
+@pytest.fixture
+def env(indexed, tmp_path) -> tuple[Path, Path]:
+    """(repository, its database as the repository's own .pix.db) for one test."""
+    root, db = indexed
+    repo = tmp_path / "repo"
+    shutil.copytree(root, repo)
+    shutil.copy(db, repo / ".pix.db")
+    return repo, repo / ".pix.db"
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def zero_page(db: Path, table: str | None = None) -> tuple[int, int]:
+    """Overwrite one b-tree leaf page with zeros: the middle one of the file (not the
+    schema's, which a damaged page there makes unreadable as a whole), or one of `table`'s.
+    Returns its number and the file's page count."""
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        size, total = conn.execute(
+            "SELECT page_size, page_count FROM pragma_page_size, pragma_page_count"
+        ).fetchone()
+        pages = [
+            n
+            for n, name in conn.execute(
+                "SELECT pageno, name FROM dbstat WHERE pagetype = 'leaf' "
+                "AND name <> 'sqlite_schema' ORDER BY pageno"
+            )
+            if table is None or name == table
+        ]
+    finally:
+        conn.close()
+    page = pages[len(pages) // 2]
+    with db.open("r+b") as fh:
+        fh.seek((page - 1) * size)
+        fh.write(bytes(size))
+    return page, total
+
+
+def test_a_zeroed_page_is_refused_with_the_fix_and_rebuild_swaps_in_a_whole_index(env):
+    repo, db = env
+    code, _, err = pix("alias", "add", "area", AREA, "--file", cwd=repo)
+    assert code == 0, err
+    page, pages = zero_page(db)
+    assert 1 < page < pages  # in the middle of the file
+    damaged = digest(db)
+
+    for command in (["index"], ["status"]):
+        code, out, err = pix(*command, cwd=repo)
+        assert code == 4, (command, err)
+        assert "damaged" in err and "pix index --rebuild" in err
+        assert err.count("\n") == 1 and "Traceback" not in err
+    code, envelope, _ = pix_json("status", "--json", cwd=repo)
+    assert code == 4 and envelope["error"]["code"] == "unusable_database"
+    assert "pix index --rebuild" in envelope["error"]["hint"]
+    assert digest(db) == damaged  # refused before a byte was written
+
+    code, report, err = pix_json("index", "--rebuild", "--json", cwd=repo)
+    assert code == 0, err
+    assert "saved aliases kept: 1" in err
+    assert report["rebuilt"] == {
+        "aliasesKept": 1,
+        "aliasesUnreadable": None,
+        "commitsNotRebuilt": [],
+    }
+    assert not list(repo.glob(".pix.db.rebuild*"))
+    assert_complete(db)
+    code, status, err = pix_json("status", "--json", cwd=repo)
+    assert code == 0, err
+    assert status["workTree"]["changed"] == 0  # the rebuild's own files were never indexed
+    code, answer, err = pix_json("run", "area", "--json", cwd=repo)
+    assert code == 0, err
+    assert answer["results"][0]["file"] == "shapes/geometry.py"
+
+
+def test_rebuild_says_so_when_the_saved_aliases_cannot_be_read(env):
+    repo, db = env
+    code, _, err = pix("alias", "add", "area", AREA, "--file", cwd=repo)
+    assert code == 0, err
+    zero_page(db, "alias")
+    code, _, err = pix("index", cwd=repo)
+    assert code == 4 and "pix index --rebuild" in err
+    code, report, err = pix_json("index", "--rebuild", "--json", cwd=repo)
+    assert code == 0, err
+    assert "could not be read" in err and "they are lost" in err
+    assert report["rebuilt"]["aliasesKept"] == 0 and report["rebuilt"]["aliasesUnreadable"]
+    code, listed, err = pix_json("alias", "list", "--json", cwd=repo)
+    assert code == 0 and listed["aliases"] == [], err
+    assert_complete(db)
+
+
+def test_rebuild_never_replaces_a_file_that_is_not_a_pix_database(env, tmp_path):
+    repo, _ = env
+    foreign = tmp_path / "foreign.db"
+    conn = apsw.Connection(str(foreign))
+    conn.execute("CREATE TABLE notes(text)")
+    conn.close()
+    before = digest(foreign)
+    code, _, err = pix("index", "--rebuild", "--db", str(foreign), cwd=repo)
+    assert code == 4 and "not a pix database" in err
+    assert digest(foreign) == before
+
+
+def run(scenario) -> None:
+    try:
+        anyio.run(scenario)
+    except BaseExceptionGroup as group:  # show the failed assertion, not the task groups
+        leaf: BaseException = group
+        while isinstance(leaf, BaseExceptionGroup):
+            leaf = leaf.exceptions[0]
+        raise leaf from None
+
+
+def remove(db: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(db) + suffix).unlink(missing_ok=True)
+
+
+def test_a_server_follows_a_replaced_database_and_reports_a_deleted_one(env):
+    repo, db = env
+    query = {"query": AREA, "mode": "file", "noContent": True}
+
+    async def scenario() -> None:
+        async with connect(repo) as client:
+            assert (await call(client, "alias_list", {}))["json"]["aliases"] == []
+            # Replaced (a rebuild in a terminal): the server reads the new file.
+            code, _, err = pix("index", "--rebuild", "--quiet", cwd=repo)
+            assert code == 0, err
+            code, _, err = pix("alias", "add", "fresh", AREA, "--file", cwd=repo)
+            assert code == 0, err
+            listed = (await call(client, "alias_list", {}))["json"]["aliases"]
+            assert [a["name"] for a in listed] == ["fresh"]
+            spec = {"query": "greet", "mode": "chunk"}
+            await call(client, "alias_add", {"name": "mine", "spec": spec})
+            code, out, _ = pix("alias", "list", cwd=repo)
+            assert code == 0 and "mine" in out  # the server's write went to the new file
+            assert (await call(client, "query", query))["json"]["results"]
+
+            # Deleted: the CLI's "no pix index" error, for reads and writes alike.
+            remove(db)
+            for tool, args in (
+                ("query", query),
+                ("alias_list", {}),
+                ("alias_add", {"name": "lost", "spec": spec}),
+                ("alias_remove", {"name": "mine"}),
+                ("status", {}),
+            ):
+                text, envelope = await error(client, tool, args)
+                assert envelope["error"]["code"] == "not_indexed", (tool, text)
+                assert text.startswith(f"no pix index at {db}")
+            assert not db.exists()
+            # The index tool builds a new one, and the server uses it.
+            await call(client, "index", {})
+            answer = (await call(client, "query", query))["json"]
+            assert answer["results"][0]["file"] == "shapes/geometry.py"
+
+    run(scenario)
+
+
+def test_an_index_written_to_a_database_deleted_meanwhile_is_not_a_success(tmp_path):
+    repo = new_repo(tmp_path / "repo", code_files(80, 6))
+    db = repo / ".pix.db"
+    code, _, err = pix("index", "--no-embed", cwd=repo)
+    assert code == 0, err
+
+    async def scenario() -> None:
+        async with connect(repo) as client:
+            async with anyio.create_task_group() as group:
+                result: dict = {}
+
+                async def index() -> None:
+                    result["answer"] = await client.call_tool("index", {})
+
+                group.start_soon(index)
+                # Embedding is under way (inputs claimed): delete the database.
+                while not count(db, "SELECT count(*) FROM embed_lease"):
+                    await anyio.sleep(0.02)
+                remove(db)
+            answer = result["answer"]
+            assert answer.is_error, answer.content[0].text
+            assert answer.structured_content["error"]["code"] == "not_indexed"
+            assert "was deleted while indexing" in answer.content[0].text
+
+    run(scenario)
+    assert not db.exists()

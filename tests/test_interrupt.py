@@ -1,0 +1,218 @@
+"""Ctrl-C: real processes, real SIGINT, in the middle of embedding, a query and an MCP server.
+
+Every interrupted command exits 130 with one line on stderr and no traceback; what was
+committed stays, the database passes integrity_check, and running the command again finishes
+the work. The delay from the signal to the exit is printed (pytest -s shows it) and asserted
+only loosely: the machine running the tests may be shared (bench/interrupt_bench.py measures).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import apsw
+from conftest import GIT_ENV, new_repo, pix, pix_json
+
+from pix.interrupt import MESSAGE
+
+BOUND_SECONDS = 10.0  # "about a second" on an idle machine; generous for a loaded one
+START_SECONDS = 300.0
+
+
+def code_files(files: int, functions: int, tag: str = "m") -> dict[str, str]:
+    """Python modules of distinct small functions: one embedding input each."""
+    return {
+        f"pkg/{tag}{i}.py": "\n\n".join(
+            f"def {tag}_{i}_{j}(value, scale={j}):\n"
+            f"    '''Step {j} of module {i}: scale the value and report it.'''\n"
+            f"    result = value * scale + {i}\n"
+            f"    print('module {i} step {j}', result)\n"
+            f"    return result\n"
+            for j in range(functions)
+        )
+        for i in range(files)
+    }
+
+
+def count(db: Path, statement: str) -> int:
+    """Read-only, without sqlite-vec (the vector table's rowid shadow table counts vectors)."""
+    try:
+        conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    except apsw.Error:
+        return 0
+    try:
+        return conn.execute(statement).fetchone()[0]
+    except apsw.Error:
+        return 0
+    finally:
+        conn.close()
+
+
+def vectors(db: Path) -> int:
+    return count(db, "SELECT count(*) FROM chunk_vec_rowids")
+
+
+def start(*args: str, cwd: Path, stdin: int | None = None) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-P", "-m", "pix.cli", *args],
+        cwd=cwd,
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **GIT_ENV},
+    )
+
+
+def wait_for_embedding(proc: subprocess.Popen, db: Path) -> int:
+    """Poll until the running process has claimed inputs to embed (its leases are committed
+    before its first model batch runs): embedding is under way. Returns the vectors seen."""
+    deadline = time.monotonic() + START_SECONDS
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        if count(db, "SELECT count(*) FROM embed_lease"):
+            return vectors(db)
+        time.sleep(0.02)
+    raise AssertionError("embedding never started")
+
+
+def interrupt(proc: subprocess.Popen) -> tuple[float, str, str]:
+    """SIGINT, then (seconds until the process ended, stdout, stderr)."""
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    return time.monotonic() - sent, out.decode(), err.decode()
+
+
+def assert_interrupted(proc: subprocess.Popen, delay: float, err: str, what: str) -> None:
+    print(f"\nSIGINT during {what}: exit {proc.returncode} after {delay:.3f} s")
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1] == MESSAGE.strip()
+    assert err.count("interrupted") == 1
+    assert delay < BOUND_SECONDS
+
+
+def assert_complete(db: Path) -> None:
+    assert count(db, "PRAGMA integrity_check") == "ok"
+    chunks = count(db, "SELECT count(*) FROM chunk")
+    assert chunks > 0 and vectors(db) == chunks
+    assert count(db, "SELECT count(DISTINCT rowid) FROM chunk_vec_rowids") == chunks
+    assert count(db, "SELECT count(*) FROM embed_lease") == 0
+
+
+def test_sigint_in_the_middle_of_embedding_exits_130_and_the_index_resumes(tmp_path):
+    repo = new_repo(tmp_path / "repo", code_files(80, 6))
+    db = repo / ".pix.db"
+    proc = start("index", cwd=repo)
+    before = wait_for_embedding(proc, db)
+    delay, out, err = interrupt(proc)
+    assert_interrupted(proc, delay, err, "pix index (embedding)")
+    assert out == ""
+    # Nothing committed is lost, nothing half-written is visible.
+    assert count(db, "PRAGMA integrity_check") == "ok"
+    kept = vectors(db)
+    assert kept >= before
+    inputs = count(db, "SELECT count(DISTINCT embed_key) FROM chunk")
+    assert kept < inputs, "the signal should have come before the embedding was done"
+
+    code, report, err = pix_json("index", "--json", cwd=repo)
+    assert code == 0, err
+    assert "waiting" not in err  # no lease of the interrupted run is waited out
+    assert report["embedPending"] == 0
+    assert report["embedded"] == inputs - kept  # what was committed was not embedded again
+    assert_complete(db)
+
+
+def test_sigint_during_a_refreshing_query_exits_130(tmp_path):
+    repo = new_repo(tmp_path / "repo", code_files(60, 6))
+    db = repo / ".pix.db"
+    code, _, err = pix("index", "--no-embed", cwd=repo)
+    assert code == 0, err
+    # --refresh re-indexes first, and the index embeds what is pending: a long query.
+    proc = start("query", "scale the value", "--refresh", cwd=repo)
+    wait_for_embedding(proc, db)
+    delay, out, err = interrupt(proc)
+    assert_interrupted(proc, delay, err, "pix query --refresh")
+    assert out == ""
+    assert count(db, "PRAGMA integrity_check") == "ok"
+    code, out, err = pix("query", "scale the value", "--refresh", "--json", cwd=repo)
+    assert code == 0, err
+    assert json.loads(out)["results"]
+    assert_complete(db)
+
+
+def rpc(proc: subprocess.Popen, message: dict) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write((json.dumps(message) + "\n").encode())
+    proc.stdin.flush()
+
+
+def test_sigint_stops_an_mcp_server_in_the_middle_of_a_tool_call(tmp_path):
+    repo = new_repo(tmp_path / "repo", code_files(60, 6))
+    db = repo / ".pix.db"
+    code, _, err = pix("index", "--no-embed", cwd=repo)
+    assert code == 0, err
+    proc = start("mcp", cwd=repo, stdin=subprocess.PIPE)
+    assert proc.stdout is not None
+    rpc(
+        proc,
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "pix-tests", "version": "1"},
+            },
+        },
+    )
+    assert json.loads(proc.stdout.readline())["id"] == 1
+    rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    rpc(
+        proc,
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "index", "arguments": {}},
+        },
+    )
+    wait_for_embedding(proc, db)
+    delay, out, err = interrupt(proc)
+    assert_interrupted(proc, delay, err, "pix mcp (index tool)")
+    assert '"id":2' not in out.replace(" ", "")  # the cut call never reported success
+    assert count(db, "PRAGMA integrity_check") == "ok"
+    code, report, err = pix_json("index", "--json", cwd=repo)
+    assert code == 0 and report["embedPending"] == 0, err
+    assert_complete(db)
+
+
+def test_sigint_stops_an_idle_mcp_server(tmp_path):
+    repo = new_repo(tmp_path / "repo", code_files(1, 2))
+    code, _, err = pix("index", "--no-embed", cwd=repo)
+    assert code == 0, err
+    proc = start("mcp", cwd=repo, stdin=subprocess.PIPE)
+    assert proc.stdout is not None
+    rpc(
+        proc,
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "pix-tests", "version": "1"},
+            },
+        },
+    )
+    assert json.loads(proc.stdout.readline())["id"] == 1  # serving, and waiting for stdin
+    delay, _, err = interrupt(proc)
+    assert_interrupted(proc, delay, err, "pix mcp (idle)")
