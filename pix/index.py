@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import time
 from dataclasses import asdict, dataclass, field
@@ -449,10 +450,17 @@ def embed_static(store: Store, snapshot_id: int, progress: Progress | None = Non
     for first in range(0, len(pending), STATIC_BATCH):
         rows = pending[first : first + STATIC_BATCH]
         vectors = quantize(static.embed_batch(content.embed_inputs(conn, rows)))
-        with store.write():  # a text without tokens has no direction: no vector
+        ids = json.dumps([row[0] for row in rows])
+        with store.write():
+            # Another pix may have been here meanwhile (static vectors are cheap: no lease).
+            have = {i for (i,) in conn.execute(sql.HAVE_A_VECTOR, (ids,))}
             conn.executemany(
                 sql.INSERT_STATIC_VECTOR,
-                ((row[0], v.tobytes()) for row, v in zip(rows, vectors, strict=True) if v.any()),
+                (
+                    (row[0], v.tobytes())
+                    for row, v in zip(rows, vectors, strict=True)
+                    if v.any() and row[0] not in have  # no tokens, no direction: no vector
+                ),
             )
         progress.advance(len(rows))
     progress.finish()

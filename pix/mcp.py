@@ -182,6 +182,7 @@ class PixMcp:
         self.specs = {s.name: s for s in tool_specs(default_max_characters, refresh)}
         self._lock = threading.Lock()
         self._engine: QueryEngine | None = None
+        self._lost = False  # the database this server had was deleted
         self._handlers: dict[str, Callable[[dict], dict]] = {
             "query": self._query,
             "pack": self._pack,
@@ -256,6 +257,7 @@ class PixMcp:
         except PixError:
             self._engine.close()
             self._engine = None
+            self._lost = True  # gone under us: say so, never index a new one unasked
 
     def _open(self) -> QueryEngine:
         """The engine, opened on first use: the server starts (and `index` works) before any
@@ -277,12 +279,13 @@ class PixMcp:
     def _open_or_index(self) -> tuple[QueryEngine, dict | None]:
         """The engine; on a repository never indexed, its first index is made inside the call
         (words, names and the static tier: seconds, where the transformer would take
-        minutes), and what it did is returned to be reported."""
+        minutes), and what it did is returned to be reported. A database deleted under this
+        server is reported instead (the index tool builds a new one)."""
         try:
             return self._open(), None
         except NotIndexedError:
             target = locate(self.cwd, self.db)
-            if target.db.exists():  # a database without a work-tree snapshot: say so
+            if target.db.exists() or self._lost:  # no work-tree snapshot, or deleted: say so
                 raise
             report = index_repository(str(target.root), str(target.db), embed=False)
             first = {

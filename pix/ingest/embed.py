@@ -162,7 +162,11 @@ class Embedder:
 
     def _embed_one(self, encoding) -> np.ndarray:
         ids = np.asarray([encoding.ids], dtype=np.int64)
-        feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+        feed = {
+            "input_ids": ids,
+            "attention_mask": np.ones_like(ids),
+            "token_type_ids": np.zeros_like(ids),
+        }
         options = self._run_options()  # Ctrl-C stops a running text (pix.interrupt)
         with interrupt.cancelling(lambda: setattr(options, "terminate", True)):
             (hidden,) = self.session.run(["last_hidden_state"], feed, options)

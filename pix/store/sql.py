@@ -116,6 +116,12 @@ WHERE c.blob_id IN ({_SNAPSHOT_BLOBS})
 ORDER BY c.id
 """
 INSERT_STATIC_VECTOR = "INSERT INTO chunk_vec_static(chunk_id, embedding) VALUES (?, vec_int8(?))"
+# Which of these chunks (a JSON array of ids) have a vector of either tier already.
+HAVE_A_VECTOR = """
+SELECT chunk_id FROM chunk_vec_static WHERE chunk_id IN (SELECT value FROM json_each(?))
+UNION
+SELECT chunk_id FROM chunk_vec WHERE chunk_id IN (SELECT value FROM json_each(?1))
+"""
 # A chunk that got its transformer vector no longer needs its static one.
 DELETE_STATIC_VECTOR = "DELETE FROM chunk_vec_static WHERE chunk_id = ?"
 DELETE_ALL_STATIC_VECTORS = "DELETE FROM chunk_vec_static"
