@@ -348,38 +348,37 @@ def _keyword_phase(
     for _, reason, _, _ in skipped:
         reasons[reason] = reasons.get(reason, 0) + 1
     reasons = dict(sorted(reasons.items()))
-    if (
-        row
-        and row[1:] == (listing.commit_sha, listing.branch, int(dirty), fingerprint)
-        and {p: (b, s, m) for p, b, s, m in files} == previous
-        and sorted(skipped) == previous_skipped
-    ):
-        # Nothing moved since the last snapshot: keep it (and its id) rather than write a copy.
-        return IndexReport(
-            row[0], listing.kind, root_key, listing.commit_sha, listing.branch, dirty,
-            len(files), new_blobs, reused, chunks_added, reasons, 0, 0,
-        )  # fmt: skip
+
+    identity = (listing.commit_sha, listing.branch, int(dirty), fingerprint)
+    current = {p: (b, s, m) for p, b, s, m in files}
+
+    def unchanged(latest: tuple | None) -> bool:
+        """Nothing moved since `latest`: keep it (and its id) rather than write a copy."""
+        if not latest or latest[1:] != identity:
+            return False
+        if latest != row:  # written by another pix since this one looked
+            return current == {
+                p: (b, s, m) for p, b, s, m in conn.execute(sql.SNAPSHOT_FILES, (latest[0],))
+            } and sorted(skipped) == sorted(conn.execute(sql.SNAPSHOT_SKIPPED, (latest[0],)))
+        return current == previous and sorted(skipped) == previous_skipped
+
     with store.write():
-        conn.execute(
-            sql.INSERT_SNAPSHOT,
-            (
-                listing.kind,
-                root_key,
-                listing.commit_sha,
-                listing.branch,
-                int(dirty),
-                now_iso(),
-                fingerprint,
-            ),
-        )
-        snapshot_id = conn.last_insert_rowid()
-        conn.executemany(sql.INSERT_SNAPSHOT_FILE, ((snapshot_id, *f) for f in files))
-        for p, *_ in files:
-            for (path_id,) in conn.execute(sql.INSERT_PATH, (p,)).fetchall():
-                conn.executemany(sql.INSERT_PATH_TERM, ((t, path_id) for t in path_terms(p)))
-        conn.executemany(sql.INSERT_SKIPPED, ((snapshot_id, *s) for s in skipped))
-        if listing.kind != "commit":
-            conn.execute(sql.DELETE_OLDER_WORKTREE_SNAPSHOTS, (root_key, snapshot_id))
+        # Decided inside the write: another pix indexing the same tree at once may have just
+        # written this very snapshot, and a second copy would delete the first as an older
+        # work-tree snapshot, leaving that process pointing at nothing.
+        if listing.kind == "commit":
+            latest = conn.execute(sql.COMMIT_SNAPSHOT, (listing.commit_sha,)).fetchone()
+            reuse = latest is not None
+        else:
+            latest = conn.execute(sql.LATEST_SNAPSHOT_OF_ROOT, (root_key,)).fetchone()
+            reuse = unchanged(latest)
+        if reuse:
+            snapshot_id = latest[0]
+        else:
+            snapshot_id = _insert_snapshot(conn, listing, root_key, dirty, fingerprint, files)
+            conn.executemany(sql.INSERT_SKIPPED, ((snapshot_id, *s) for s in skipped))
+            if listing.kind != "commit":
+                conn.execute(sql.DELETE_OLDER_WORKTREE_SNAPSHOTS, (root_key, snapshot_id))
 
     return IndexReport(
         snapshot_id,
@@ -396,6 +395,29 @@ def _keyword_phase(
         0,
         0,
     )
+
+
+def _insert_snapshot(
+    conn, listing: scan.Listing, root_key: str, dirty: bool, fingerprint: str, files: list
+) -> int:
+    conn.execute(
+        sql.INSERT_SNAPSHOT,
+        (
+            listing.kind,
+            root_key,
+            listing.commit_sha,
+            listing.branch,
+            int(dirty),
+            now_iso(),
+            fingerprint,
+        ),
+    )
+    snapshot_id = conn.last_insert_rowid()
+    conn.executemany(sql.INSERT_SNAPSHOT_FILE, ((snapshot_id, *f) for f in files))
+    for p, *_ in files:
+        for (path_id,) in conn.execute(sql.INSERT_PATH, (p,)).fetchall():
+            conn.executemany(sql.INSERT_PATH_TERM, ((t, path_id) for t in path_terms(p)))
+    return snapshot_id
 
 
 def _report_existing(store: Store, snapshot_id: int, listing: scan.Listing) -> IndexReport:

@@ -33,7 +33,9 @@ def inputs(db: Path) -> int:
 
 
 def test_four_indexers_at_once_embed_every_input_once(tmp_path):
-    repo = new_repo(tmp_path / "repo", code_files(100, 6))
+    # Enough inputs (~600, several claims) that the others are still loading the model's
+    # session when the first has finished a claim: with 200 one process sometimes ran all.
+    repo = new_repo(tmp_path / "repo", code_files(300, 6))
     db = repo / ".pix.db"
     # All four start on no database at all: the migrations race too.
     procs = [
