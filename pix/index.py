@@ -214,6 +214,7 @@ def index_repository(
                     sql.PENDING_EMBEDDINGS, {"snapshot": report.snapshot_id}
                 )
                 report.embed_pending = len(pending.fetchall())
+            store.shrink()
             store.check_not_moved("indexing")
             report.db = str(target.db)
             return report

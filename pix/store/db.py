@@ -139,6 +139,13 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def shrink(self) -> None:
+        """Give the file's free pages back to the file system (auto_vacuum = INCREMENTAL)."""
+        if self.conn.execute("PRAGMA freelist_count").fetchone()[0]:
+            with self.write():
+                # one page per step: the statement must run to its end
+                self.conn.execute("PRAGMA incremental_vacuum").fetchall()
+
     @contextlib.contextmanager
     def write(self) -> Iterator[apsw.Connection]:
         """One write transaction. IMMEDIATE takes the write lock up front, so two writers queue
@@ -235,6 +242,11 @@ def _connect(path: Path) -> apsw.Connection:
     conn.setbusytimeout(BUSY_TIMEOUT_MS)
     # The views blob_text and chunk_text read stored text through it, as the sqlite3 shell does.
     conn.create_scalar_function("sqlar_uncompress", codec.sqlar_uncompress, 2, deterministic=True)
+    # Pages freed by deletes (a static vector replaced by the transformer's, a changed file's
+    # chunks) go back to the file system at the end of `pix index` (Store.shrink) rather than
+    # staying in the file: the static tier alone left 15% of a fresh index free. It takes
+    # effect on a new file (before its first table) and on an old one at its next VACUUM.
+    conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
