@@ -11,8 +11,8 @@ looks for every planted value:
   - among the words of the FTS5 index (fts5vocab);
   - and asks `pix query VALUE --channel bm25 --channel ident`: if the word channels rank the
     file that held the value first, and do not for a wrong guess of the same shape (every run
-    of 8+ letters and digits shuffled; prefixes like ghp_ and separators kept), the index
-    would confirm a guessed secret.
+    of 8+ letters and digits shuffled, CONTROLS guesses; prefixes like ghp_ and separators
+    kept) nor for the value without those runs, the index would confirm a guessed secret.
 Prints one markdown row per kind and a total; every count should be 0.
 """
 
@@ -27,6 +27,7 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
+CONTROLS = 5
 TESTS = Path(__file__).resolve().parent.parent / "tests"
 GIT = {
     "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@pix.invalid",
@@ -120,10 +121,17 @@ def main() -> int:
             return results[0]["path"] if results else None
 
         for kind, value, path in values:
-            control = re.sub(
-                r"[A-Za-z0-9]{8,}", lambda m: "".join(shuffle.sample(m[0], len(m[0]))), value
-            )
-            rows[kind]["confirmed by search"] += top(value) == path and top(control) != path
+            if top(value) != path:
+                continue
+            # Confirmed only if the file is found by the secret's own characters: not by the
+            # value with its 8+ runs removed (the prefix and context words, such as `npm_`, are
+            # not secret) and not by any of CONTROLS wrong guesses of the same shape.
+            runs = r"[A-Za-z0-9]{8,}"
+            controls = [re.sub(runs, " ", value).strip()] + [
+                re.sub(runs, lambda m: "".join(shuffle.sample(m[0], len(m[0]))), value)
+                for _ in range(CONTROLS)
+            ]
+            rows[kind]["confirmed by search"] += all(top(c) != path for c in controls)
     head = ["kind", "planted", "db file", "WAL", "columns", "FTS words", "confirmed by search"]
     print(f"{len(files)} files planted, {indexed} indexed, {skipped} skipped\n")
     print("| " + " | ".join(head) + " |")
