@@ -21,6 +21,7 @@ from pix.output.result import Result
 from pix.output.shown import Redactions, ShownFile
 from pix.pathglob import glob_regex
 from pix.retrieve.aggregate import by_file
+from pix.retrieve.evidence import embed_query
 from pix.retrieve.route import CHANNELS, Route, route
 from pix.retrieve.search import RRF_K, Hit, register_functions, search
 from pix.schemas import JsonRequest
@@ -264,7 +265,7 @@ def retrieve(
     r = route(request.query, request.channels)
     vector = static_vector = None
     if r.weights["dense"] > 0 and embedded:
-        vector = quantize(engine.embedder().embed_batch([request.query]))[0]
+        vector = quantize(embed_query(engine.embedder(), request.query, r.shape))[0]
     if r.weights["static"] > 0 and static and engine.static_current():
         static_vector = quantize(engine.static_embedder().embed_batch([request.query]))[0]
     if r.weights["dense"] > 0:

@@ -1,9 +1,10 @@
 """The router: a query's shape decides how much each channel counts.
 
-Shapes, checked in this order:
+Shapes, checked in this order (issue first):
 - path:       looks like a file path or name (`src/app.py`, `core/`, `termui.py`)
 - identifier: one code name (`Session.request`, `get_user`, `parseJSON`, `HTTPServer`)
 - keywords:   one to three plain words (`redirect cookies`)
+- issue:      a whole report: long, or several lines with code or a traceback (evidence.py)
 - question:   anything longer, natural language (`why are cookies lost on redirect`)
 
 The weights are the whole policy, in one table, measured on the development set
@@ -17,7 +18,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-CHANNELS = ("dense", "static", "bm25", "ident", "path")
+from pix.retrieve.evidence import is_issue
+
+CHANNELS = ("dense", "static", "bm25", "ident", "path", "evidence")
+SQL_CHANNELS = CHANNELS[:5]  # evidence (files an issue names) is fused after the SQL
 
 # static is the transformer's stand-in on the chunks it has not embedded yet (a chunk has one of
 # the two vectors, never both), so it weighs what dense weighs.
@@ -26,6 +30,14 @@ WEIGHTS: dict[str, dict[str, float]] = {
     "identifier": {"dense": 0.5, "static": 0.5, "bm25": 1.0, "ident": 1.5, "path": 0.5},
     "keywords": {"dense": 1.0, "static": 1.0, "bm25": 1.0, "ident": 0.5, "path": 0.5},
     "question": {"dense": 1.0, "static": 1.0, "bm25": 1.0, "ident": 0.25, "path": 0.25},
+    "issue": {
+        "dense": 1.0,
+        "static": 1.0,
+        "bm25": 1.0,
+        "ident": 0.5,
+        "path": 0.25,
+        "evidence": 1.0,
+    },
 }
 
 _PATHLIKE = re.compile(r"^[\w.\-]*(/[\w.\-]*)+$|^[\w\-]+\.[A-Za-z0-9]{1,5}$")
@@ -45,6 +57,8 @@ class Route:
 
 def shape_of(query: str) -> str:
     q = query.strip()
+    if is_issue(q):
+        return "issue"
     words = q.split()
     if len(words) == 1:
         if _PATHLIKE.match(q) and (_FILE_EXTENSION.search(q) or "/" in q):

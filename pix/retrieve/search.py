@@ -8,8 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from pix.ingest.terms import code_terms, query_terms
+from pix.retrieve import evidence
 from pix.retrieve.priors import ROLE_FACTORS, path_role
-from pix.retrieve.route import CHANNELS, Route
+from pix.retrieve.route import SQL_CHANNELS, Route
 from pix.store import search_sql
 from pix.store.db import Store
 
@@ -67,7 +68,15 @@ def search(
     """Every candidate of every channel, fused and ordered (score, then path, then line). A
     channel whose query vector is None is off."""
     terms = query_terms(query) or [w.lower() for w in query.split() if w.strip()]
+    ident, code = terms, code_terms(query)
     weights = dict(route.weights)
+    issue = evidence.extract(query) if route.shape == "issue" else None
+    if issue is not None:
+        if "terms" in evidence.STEPS:
+            terms = evidence.select_terms(store.conn, query, issue.title) or terms
+            ident = terms
+        if "ident" in evidence.STEPS:
+            ident, code = evidence.ident_terms(store.conn, issue)
     if not terms:
         weights.update(bm25=0.0, ident=0.0, path=0.0)
     if query_vector is None:
@@ -80,12 +89,13 @@ def search(
         "qvec": _int8(query_vector, 384),
         "svec": _int8(static_vector, 256),
         "fts": fts_query(terms) if terms else '"pix-no-terms"',
-        "terms": json.dumps(terms),
-        "code_terms": json.dumps(code_terms(query)),
+        "ident_terms": json.dumps(ident),
+        "path_terms": json.dumps(terms),
+        "code_terms": json.dumps(code),
         "depth": DEPTH,
         "path_depth": PATH_DEPTH,
         "rrf_k": RRF_K,
-        **{f"w_{name}": float(weights[name]) for name in CHANNELS},
+        **{f"w_{name}": float(weights[name]) for name in SQL_CHANNELS},
         "priors": int(priors),
         **{f"p_{role}": factor for role, factor in ROLE_FACTORS.items() if role != "source"},
     }
@@ -112,4 +122,16 @@ def search(
                 },
             )
         )
+    if issue is not None and "files" in evidence.STEPS and weights.get("evidence", 0.0) > 0:
+        scope = paths
+        if scope is None:
+            scope = [
+                row[0] for row in store.conn.execute(search_sql.SNAPSHOT_PATHS, (snapshot_id,))
+            ]
+        files = evidence.evidence_files(issue, scope)
+        hits = evidence.fuse(
+            store.conn, snapshot_id, hits, files, weights["evidence"], RRF_K, priors
+        )
+    if issue is not None and "kinds" in evidence.STEPS and priors:
+        hits = evidence.demote_noncode(hits)
     return hits

@@ -7,8 +7,10 @@ distribution-based score fusion (DBSF, each channel's scores scaled by mean ± 3
 (`pix_path_role`, a function the connection registers) multiplies the fused score.
 
 Parameters: :snapshot, :paths (JSON array or NULL), :qvec (int8 query vector), :svec (the
-query's static-tier vector), :fts (FTS5 query), :terms (JSON array of query terms),
-:code_terms (terms of the query's code-shaped words: only these may match a name's parts),
+query's static-tier vector), :fts (FTS5 query), :ident_terms and :path_terms (JSON arrays of
+the query terms the identifier and path channels match; an issue-shaped query gives each its
+own, pix/retrieve/evidence.py), :code_terms (terms of the query's code-shaped words: only
+these may match a name's parts),
 :depth, :path_depth, :rrf_k, :w_dense, :w_static, :w_bm25, :w_ident, :w_path, :priors (0/1),
 :p_test, :p_docs, :p_example, :p_vendored.
 """
@@ -76,7 +78,7 @@ ident AS (
         SELECT s.chunk_id, count(DISTINCT s.term) + 0.5 * max(s.whole) AS score
         FROM symbol s
         WHERE :w_ident > 0
-          AND s.term IN (SELECT value FROM json_each(:terms))
+          AND s.term IN (SELECT value FROM json_each(:ident_terms))
           AND (s.whole = 1 OR s.term IN (SELECT value FROM json_each(:code_terms)))
           AND EXISTS (SELECT 1 FROM in_scope WHERE in_scope.chunk_id = s.chunk_id)
         GROUP BY s.chunk_id
@@ -90,7 +92,7 @@ path_hit AS (
         SELECT p.path, count(*) AS score
         FROM path_term t JOIN path p ON p.id = t.path_id
         WHERE :w_path > 0
-          AND t.term IN (SELECT value FROM json_each(:terms))
+          AND t.term IN (SELECT value FROM json_each(:path_terms))
           AND p.path IN (SELECT path FROM scope)
         GROUP BY p.path
         ORDER BY score DESC, length(p.path), p.path

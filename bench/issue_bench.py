@@ -1,0 +1,173 @@
+"""Issue-shaped queries: what each step of pix/retrieve/evidence.py is worth, and how fast.
+
+    python -m bench.issue_bench [--repos requests,flask,...] [--static-only] [--mirrors DIR]
+                                [--limits 12,24,48] [--latency N] [--no-quality]
+
+On the issueloc set (../shared/eval/issueloc/, each issue asked at its base commit, file mode,
+top 10) pix runs with every step, with none (the router's `question` shape, as before), and with
+each step removed on its own (`shape`: the issue route and its weights; `terms`: BM25 on the
+most selective terms only; `ident`: identifiers that are definitions feed the identifier
+channel; `files`: the evidence channel of files the issue names; `kinds`: prose and
+configuration files demoted; `windows`: the transformer reads the issue in windows, which needs
+transformer vectors, so it changes nothing on a --static-only database). `--limits` reruns the
+full pipeline with other BM25 term caps, `--weights` with other weights of the issue route or
+other values of evidence.py's constants (a JSON list of changes: `[{"bm25": 1.5},
+{"COMMON_SHARE": 0.02}]`).
+Databases are devbench's (bench.devcorpora's cache, built by `bench.devbench --reuse` with the
+same options); this bench never builds one for a repository whose database is missing, it
+skips it with a note.
+
+Latency: `--latency N` issues per repository, cut to 2,000 characters, each asked once with a
+warm engine (open, model loaded, another issue asked before), with and without the steps, in
+alternating order; the median and p90 in ms of the whole `QueryEngine.query` call.
+Progress on stderr, tables on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+
+from bench import devbench, devcorpora, metrics
+from bench.devbench import ISSUE_COLUMNS, ISSUELOC_REPOS, Table
+from pix.query import QueryEngine, QueryRequest
+from pix.retrieve import evidence, route
+
+ALL = evidence.STEPS
+
+
+LIMIT = evidence.BM25_TERMS
+ISSUE_WEIGHTS = dict(route.WEIGHTS["issue"])
+
+
+def variants(limits: list[int], weights: list[dict] = ()) -> dict[str, tuple]:
+    out = {"pix (every step)": (ALL, LIMIT, {}), "none (before)": (frozenset(), LIMIT, {})}
+    for step in sorted(ALL - {"windows"}):
+        out[f"without {step}"] = (ALL - {step}, LIMIT, {})
+    out["shape only"] = (frozenset({"shape"}), LIMIT, {})
+    for limit in limits:
+        if limit != LIMIT:
+            out[f"BM25 terms {limit}"] = (ALL, limit, {})
+    for change in weights:
+        out["weights " + json.dumps(change)] = (ALL, LIMIT, change)
+    return out
+
+
+def rank(engine: QueryEngine, query: str, at: str, **options) -> list[str]:
+    request = QueryRequest(query=query, mode="file", top=10, no_content=True, at=at, **options)
+    return [r["file"] for r in engine.query(request)["results"]]
+
+
+CONSTANTS = {name: getattr(evidence, name) for name in dir(evidence) if name.isupper()}
+
+
+def set_steps(steps: frozenset, limit: int, weights: dict | None = None) -> None:
+    """Steps, the BM25 term cap and changes: a channel name changes the issue route's weight,
+    an upper-case name one of evidence.py's constants."""
+    weights = weights or {}
+    for name, value in CONSTANTS.items():
+        setattr(evidence, name, weights.get(name, value))
+    evidence.STEPS = steps
+    evidence.BM25_TERMS = limit
+    channels = {k: v for k, v in weights.items() if not k.isupper()}
+    route.WEIGHTS["issue"] = ISSUE_WEIGHTS | channels
+
+
+def open_repo(short: str, variant: str) -> tuple[QueryEngine, list[dict], dict] | None:
+    repo = ISSUELOC_REPOS[short]
+    db = devcorpora.database(f"issueloc-{short}", variant)
+    if not db.exists():
+        print(f"  {short}: no database at {db}; run bench.devbench --reuse first", file=sys.stderr)
+        return None
+    root = devcorpora.clone(repo)
+    qs = [q for q in devbench.issueloc_queries() if q["repo"] == repo]
+    at = {
+        sha: devcorpora.complete_commit(root, sha)
+        for sha in dict.fromkeys(q["base_commit"] for q in qs)
+    }
+    return QueryEngine(db=str(db), cwd=str(root)), qs, at
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repos", default=",".join(ISSUELOC_REPOS))
+    parser.add_argument("--static-only", action="store_true")
+    parser.add_argument("--mirrors")
+    parser.add_argument("--limits", default="12,48")
+    parser.add_argument("--latency", type=int, default=0)
+    parser.add_argument("--no-quality", action="store_true")
+    parser.add_argument("--only", help="comma list of variant labels to run")
+    parser.add_argument(
+        "--weights", default="[]", help='JSON list of issue-route weight changes: [{"bm25": 2}]'
+    )
+    args = parser.parse_args(argv)
+    devcorpora.set_mirrors(args.mirrors)
+    variant = "-static" if args.static_only else ""
+    names = [n for n in args.repos.split(",") if n]
+    todo = variants([int(x) for x in args.limits.split(",") if x], json.loads(args.weights))
+    if args.only:
+        todo = {k: v for k, v in todo.items() if k in args.only.split(",")}
+    runs: dict[str, list] = {label: [] for label in todo}
+    latency: dict[str, list[float]] = {"pix (every step)": [], "none (before)": []}
+    for short in names:
+        opened = open_repo(short, variant)
+        if opened is None:
+            continue
+        engine, qs, at = opened
+        print(f"  {short}: {len(qs)} issues", file=sys.stderr, flush=True)
+        for label, (steps, limit, change) in [] if args.no_quality else todo.items():
+            set_steps(steps, limit, change)
+            for q in qs:
+                runs[label].append(
+                    (rank(engine, q["query"], at[q["base_commit"]]), q["gold_files"])
+                )
+        labels = list(latency)
+        if args.latency:  # warm: the engine's caches, the database pages, the model
+            for label in labels:
+                set_steps(*variants([])[label])
+                rank(engine, qs[-1]["query"][:2000], at[qs[-1]["base_commit"]])
+        for n, q in enumerate(qs[: args.latency]):
+            text = q["query"][:2000]
+            # Each issue is asked once per variant, first by turns, so neither variant gets
+            # the pages the other just read every time.
+            for label in labels if n % 2 == 0 else labels[::-1]:
+                set_steps(*variants([])[label])
+                t0 = time.perf_counter()
+                rank(engine, text, at[q["base_commit"]])
+                latency[label].append((time.perf_counter() - t0) * 1000)
+        engine.close()
+    set_steps(ALL, LIMIT)
+    if not args.no_quality:
+        rows = [
+            (label, metrics.evaluate(r, ks=(1, 5, 10), acc_ks=(1, 3, 5, 10)))
+            for label, r in runs.items()
+            if r
+        ]
+        n = len(next(iter(runs.values())))
+        title = (
+            f"issueloc ({n} issues of {', '.join(names)}; {'static-only' if variant else 'full'})"
+        )
+        print(Table(title, ISSUE_COLUMNS, rows).render(), flush=True)
+    if args.latency:
+        rows = []
+        for label, ms in latency.items():
+            if ms:
+                q = statistics.quantiles(ms, n=10) if len(ms) > 1 else [ms[0]] * 9
+                rows.append(
+                    (
+                        label,
+                        {"queries": len(ms), "median ms": statistics.median(ms), "p90 ms": q[8]},
+                    )
+                )
+        print(
+            Table(
+                "warm latency, 2,000-character issues", ["queries", "median ms", "p90 ms"], rows
+            ).render()
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,459 @@
+"""Issue-shaped queries: a title, prose, code and tracebacks, as an agent hands them over.
+
+Such a query carries hard evidence beside its prose: stack frames (`File "x.py", line N, in f`),
+file paths, dotted module names, identifiers in backticks or code blocks. A path that names a
+file of the snapshot is the strongest hint there is, so resolved files form a channel of their
+own (`evidence`), fused by the same reciprocal-rank rule after the SQL channels. Identifiers
+that are definitions in the index feed the identifier channel; the prose feeds BM25 only
+through its most selective terms (a few hundred OR-ed terms reward any long chunk that holds
+many common words); the embedding reads the text in windows (see `windows`).
+
+Every rule here is general (syntax of tracebacks, paths and code, document frequencies of the
+index), none depends on one repository.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field, replace
+
+import apsw
+
+from pix.ingest.terms import STOPWORDS, query_terms, split_identifier
+from pix.retrieve.priors import ROLE_FACTORS, path_role
+
+# A query is issue-shaped when it is long or has the layout of a report (several lines, with
+# code or a traceback); a short question stays a question.
+ISSUE_MIN_CHARS = 400
+ISSUE_MIN_LINES = 4
+
+BM25_TERMS = 24  # the most selective prose terms BM25 searches for (bench/issue_bench.py)
+TITLE_TERMS = 8  # the title's terms go first: it names the problem
+COMMON_SHARE = 0.05  # terms in more than this share of chunks carry next to nothing
+COMMON_MIN_DOCS = 50  # (in a small index every term is in a large share of few chunks)
+
+# What a mention is worth as file evidence, before being shared among the files it may name.
+FRAME_WEIGHT = 3.0
+DEEPEST_FRAME_BONUS = 1.0  # the innermost in-repository frame is where the error surfaced
+PATH_WEIGHT = 2.0
+MODULE_WEIGHT = 1.5
+REPEAT_WEIGHT = 0.25  # each further mention of the same file
+MAX_CANDIDATES = 3  # a bare name matching more files than this names none of them
+
+_FRAME = re.compile(r'File "([^"\n]+)", line (\d+)(?:, in ([\w<>.]+))?')
+_EXT = (
+    r"(?:py|pyi|pyx|pxd|c|h|cc|cpp|hpp|js|jsx|ts|tsx|go|rs|java|kt|rb|php|cs|swift|sh|lua"
+    r"|cfg|ini|toml|ya?ml|json|rst|md|txt|html|css|j2|jinja2?)"
+)
+_PATH = re.compile(
+    r"(?<![\w.])((?:[A-Za-z]:)?(?:[\w.\-]+[/\\])*[\w\-]+\." + _EXT + r")(?![\w/\\])"
+    r"|(?<![\w.])((?:[\w\-]+/){1,}[\w\-]+)(?=[/\s:,)'\"`]|$)"
+)
+_DOTTED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?![\w(]*\.\w)")
+_BACKTICK = re.compile(r"`([^`\n]{2,120})`")
+_FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.S)
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CODE_USE = re.compile(
+    r"\b([A-Za-z_]\w*)\s*\(|\.([A-Za-z_]\w*)|\b(?:import|from|def|class)\s+([A-Za-z_]\w*)"
+)
+_CODE_SHAPED = re.compile(r"_|[a-z][A-Z]|[A-Z]{2}[a-z]")
+
+
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
+
+
+def clean(query: str) -> str:
+    """The issue as it reads on the page: HTML comments (issue templates' instructions, hidden
+    when rendered) are no part of what the reporter wrote."""
+    return _COMMENT.sub(" ", query)
+
+
+def is_issue(query: str) -> bool:
+    q = query.strip()
+    if "shape" not in STEPS:
+        return False
+    if len(q) >= ISSUE_MIN_CHARS:
+        return True
+    lines = [line for line in q.splitlines() if line.strip()]
+    return len(lines) >= ISSUE_MIN_LINES and bool(_FRAME.search(q) or "```" in q or "`" in q)
+
+
+@dataclass(frozen=True)
+class Frame:
+    path: str
+    line: int
+    function: str | None
+
+
+@dataclass
+class Evidence:
+    """What an issue names outright, in order of first mention."""
+
+    title: str
+    frames: list[Frame] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    modules: list[str] = field(default_factory=list)
+    identifiers: list[str] = field(default_factory=list)
+
+
+def _add(items: list[str], item: str) -> None:
+    if item and item not in items:
+        items.append(item)
+
+
+def extract(query: str) -> Evidence:
+    """Frames, paths, dotted names and code identifiers of an issue text."""
+    query = clean(query)
+    title = next((line.strip() for line in query.splitlines() if line.strip()), "")
+    ev = Evidence(title)
+    for m in _FRAME.finditer(query):
+        ev.frames.append(Frame(m.group(1).replace("\\", "/"), int(m.group(2)), m.group(3)))
+        if m.group(3) and m.group(3).isidentifier():
+            _add(ev.identifiers, m.group(3))
+    frame_paths = {f.path for f in ev.frames}
+    text = _FRAME.sub(" ", query)
+    for m in _PATH.finditer(text):
+        path = (m.group(1) or m.group(2)).replace("\\", "/")
+        if "://" in text[max(0, m.start() - 12) : m.start() + 3] or path in frame_paths:
+            continue  # URLs name web pages, not files of the repository
+        _add(ev.paths, path)
+    spans = [m.group(1) for m in _BACKTICK.finditer(query)]
+    fences = [m.group(1) for m in _FENCE.finditer(query)]
+    for m in _DOTTED.finditer(text):
+        name = m.group(1)
+        start = m.start()
+        if "://" in text[max(0, start - 12) : start] or "/" in text[max(0, start - 1) : start]:
+            continue
+        _add(ev.modules, name)
+    # A short span in backticks names code; a fence may hold prose or output as well, so only
+    # the words it uses as code count (called, an attribute, imported, defined, assigned).
+    for span in spans:
+        if len(span.split()) <= 3:
+            for word in _IDENT.findall(span):
+                if len(word) > 2 and word.lower() not in STOPWORDS:
+                    _add(ev.identifiers, word)
+    for fence in fences:
+        for m in _CODE_USE.finditer(fence):
+            word = m.group(1) or m.group(2) or m.group(3)
+            if len(word) > 2 and word.lower() not in STOPWORDS:
+                _add(ev.identifiers, word)
+    for name in ev.modules:
+        for word in name.split("."):
+            if len(word) > 2:
+                _add(ev.identifiers, word)
+    for word in _IDENT.findall(text):
+        if _CODE_SHAPED.search(word.strip("_")) and len(word) > 3:
+            _add(ev.identifiers, word)
+    return ev
+
+
+# --- files: what the evidence names in the snapshot -------------------------------------------
+
+
+def _suffix_index(paths: list[str]) -> dict[str, list[str]]:
+    """Every path under each of its suffixes (`a/b/c.py` under `c.py`, `b/c.py`, `a/b/c.py`)."""
+    index: dict[str, list[str]] = {}
+    for path in paths:
+        parts = path.split("/")
+        for i in range(len(parts)):
+            index.setdefault("/".join(parts[i:]), []).append(path)
+    return index
+
+
+def _resolve(mention: str, index: dict[str, list[str]]) -> list[str]:
+    """The files a mentioned path names: the longest suffix of the mention that is a suffix
+    of some snapshot path (`/usr/lib/python3/site-packages/pkg/mod.py` -> `pkg/mod.py`,
+    `mod.py` -> `src/pkg/mod.py`). A one-component match of a deep mention is too weak
+    (`/home/me/test.py` names no `test.py` of the repository)."""
+    parts = [p for p in mention.split("/") if p not in ("", ".")]
+    for i in range(len(parts)):
+        suffix = "/".join(parts[i:])
+        found = index.get(suffix)
+        if found:
+            if len(parts) - i == 1 and len(parts) > 2:
+                return []
+            return found
+    return []
+
+
+def _module_paths(name: str) -> list[str]:
+    """Paths a dotted name may live in, longest prefix first (`pkg.mod.Class.method` ->
+    `pkg/mod/Class/method.py`, ..., `pkg/mod.py`, `pkg/mod/__init__.py`)."""
+    parts = name.split(".")
+    out = []
+    for n in range(len(parts), 1, -1):
+        stem = "/".join(parts[:n])
+        out += [stem + ".py", stem + "/__init__.py"]
+    return out
+
+
+def evidence_files(ev: Evidence, paths: list[str]) -> list[tuple[str, float, int | None]]:
+    """Files of `paths` the evidence names: (path, score, a line it names or None), best
+    first, ties by path."""
+    index = _suffix_index(paths)
+    mentions: dict[str, list[float]] = {}
+    line: dict[str, int] = {}
+
+    def credit(found: list[str], weight: float) -> bool:
+        if not found or len(found) > MAX_CANDIDATES:
+            return False
+        for path in found:
+            mentions.setdefault(path, []).append(weight / len(found))
+        return True
+
+    in_repo = [(f, _resolve(f.path, index)) for f in ev.frames]
+    in_repo = [(f, found) for f, found in in_repo if found and len(found) <= MAX_CANDIDATES]
+    for n, (frame, found) in enumerate(in_repo):
+        bonus = DEEPEST_FRAME_BONUS if n == len(in_repo) - 1 else 0.0
+        credit(found, FRAME_WEIGHT + bonus)
+        for path in found:
+            line[path] = frame.line  # the innermost frame in the file
+    for mention in ev.paths:
+        credit(_resolve(mention, index), PATH_WEIGHT)
+    for name in ev.modules:
+        for candidate in _module_paths(name):
+            if credit(_resolve(candidate, index) if "/" in candidate else [], MODULE_WEIGHT):
+                break
+    # A file's strongest mention counts, each further one a little: an import of a module the
+    # traceback passes through must not outweigh the frame where the error surfaced.
+    score = {p: max(w) + REPEAT_WEIGHT * (len(w) - 1) for p, w in mentions.items()}
+    ranked = sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))
+    return [(path, s, line.get(path)) for path, s in ranked]
+
+
+# --- terms: what BM25 and the identifier channel search for -----------------------------------
+
+_VOCAB = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.pix_chunk_vocab USING fts5vocab(main, chunk_fts, row)"
+)
+TERM_DOCS = "SELECT term, doc FROM temp.pix_chunk_vocab WHERE term = ?"
+CHUNK_TOTAL = "SELECT max(id) FROM chunk"  # a cheap size of the index (chunk ids only grow)
+DEFINED = """
+SELECT DISTINCT term FROM symbol
+WHERE whole = 1 AND term IN (SELECT value FROM json_each(:terms))
+"""
+
+
+class TermStats:
+    """Document frequencies of FTS terms (porter stems) for one connection, memoised: reading a
+    common term's posting list costs about a millisecond, and an issue has a hundred terms.
+    The memo is dropped when the index grows, so answers never depend on what was asked
+    before."""
+
+    def __init__(self, conn: apsw.Connection) -> None:
+        self.conn = conn
+        self.tokenize = conn.fts5_tokenizer("porter", ["unicode61", "tokenchars", "_"])
+        conn.execute(_VOCAB)
+        self.size = 0
+        self.docs: dict[str, int] = {}
+
+    def stem(self, term: str) -> str | None:
+        tokens = self.tokenize(term.encode(), apsw.FTS5_TOKENIZE_QUERY, None)
+        return tokens[0][2] if len(tokens) == 1 else None
+
+    def refresh(self) -> int:
+        size = self.conn.execute(CHUNK_TOTAL).fetchone()[0] or 0
+        if size != self.size:
+            self.size, self.docs = size, {}
+        return size
+
+    def doc_count(self, stem: str) -> int:
+        if stem not in self.docs:
+            row = self.conn.execute(TERM_DOCS, (stem,)).fetchone()
+            self.docs[stem] = row[1] if row else 0
+        return self.docs[stem]
+
+
+_STATS: dict[int, TermStats] = {}
+
+
+def term_stats(conn: apsw.Connection) -> TermStats:
+    stats = _STATS.get(id(conn))
+    if stats is None or stats.conn is not conn:
+        stats = _STATS[id(conn)] = TermStats(conn)
+    return stats
+
+
+def select_terms(
+    conn: apsw.Connection, query: str, title: str, limit: int | None = None
+) -> list[str]:
+    """The query terms BM25 searches for: the title's first, then the rest by selectivity
+    (idf, times 1 + log of how often the issue repeats the word), terms absent from the
+    index or in more than COMMON_SHARE of its chunks dropped. Ties keep query order."""
+    limit = limit or BM25_TERMS
+    stats = term_stats(conn)
+    total = max(stats.refresh(), 1)
+    query = clean(query)
+    terms = query_terms(query)
+    counts = Counter(t.lower() for t in re.findall(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+", query))
+    title_terms = set(query_terms(title))
+    scored = []
+    for pos, term in enumerate(terms):
+        stem = stats.stem(term)
+        docs = stats.doc_count(stem) if stem else 0
+        common = docs > max(COMMON_SHARE * total, COMMON_MIN_DOCS)
+        if not docs or common or len(term) < 2 or term.isdigit():
+            continue
+        idf = math.log(total / docs)
+        weight = idf * (1.0 + math.log(max(counts.get(term, 1), 1)))
+        scored.append((term in title_terms, weight, -pos, term))
+    titled = sorted((s for s in scored if s[0]), key=lambda s: (-s[1], -s[2]))[:TITLE_TERMS]
+    chosen = [s[3] for s in titled]
+    for s in sorted(scored, key=lambda s: (-s[1], -s[2])):
+        if len(chosen) >= limit:
+            break
+        if s[3] not in chosen:
+            chosen.append(s[3])
+    order = {t: i for i, t in enumerate(terms)}
+    return sorted(chosen, key=order.__getitem__)
+
+
+def ident_terms(conn: apsw.Connection, ev: Evidence) -> tuple[list[str], list[str]]:
+    """(terms, code_terms) for the identifier channel: the evidence's identifiers that name a
+    definition of the index, and the parts of its compound ones."""
+    names = [w.lower() for w in ev.identifiers]
+    defined = {row[0] for row in conn.execute(DEFINED, {"terms": json.dumps(sorted(set(names)))})}
+    terms = [n for n in dict.fromkeys(names) if n in defined]
+    parts: list[str] = []
+    for word in ev.identifiers:
+        if word.lower() in defined:
+            for part in [word.lower(), *split_identifier(word)]:
+                if part not in parts and part not in STOPWORDS:
+                    parts.append(part)
+    return terms, parts
+
+
+# --- fusion: the evidence channel joins the fused list ----------------------------------------
+
+OTHER_CHUNKS = 0.5
+
+EVIDENCE_CHUNKS = """
+SELECT f.path, c.id, b.sha, c.start_line, c.end_line, c.kind, c.symbol, b.language
+FROM snapshot_file f JOIN blob b ON b.sha = f.blob_sha JOIN chunk c ON c.blob_id = b.id
+WHERE f.snapshot_id = :snapshot AND f.path IN (SELECT value FROM json_each(:paths))
+ORDER BY f.path, c.start_line, c.id
+"""
+
+
+def fuse(
+    conn: apsw.Connection,
+    snapshot_id: int,
+    hits: list,
+    files: list[tuple[str, float, int | None]],
+    weight: float,
+    rrf_k: int,
+    priors: bool,
+) -> list:
+    """`hits` with the evidence channel added: a file ranked r by the evidence adds
+    weight / (rrf_k + r) (times its path prior) to the chunk that holds the line its innermost
+    frame names, OTHER_CHUNKS of that to its other chunks in the list (all of it when no line
+    is named); a file the other channels missed enters with the chunk that holds the named
+    line (else its first chunk)."""
+    from pix.retrieve.search import Hit
+
+    if not files or weight <= 0:
+        return hits
+    rank = {path: n + 1 for n, (path, _, _) in enumerate(files)}
+    raw = {path: s for path, s, _ in files}
+    named_line = {path: line for path, _, line in files}
+    present = {h.path for h in hits}
+    missing = [p for p in rank if p not in present]
+    anchors: dict[str, tuple] = {}
+    if missing:
+        by_path: dict[str, list[tuple]] = {}
+        params = {"snapshot": snapshot_id, "paths": json.dumps(missing)}
+        for row in conn.execute(EVIDENCE_CHUNKS, params):
+            by_path.setdefault(row[0], []).append(row)
+        for path, chunks in by_path.items():
+            line = named_line.get(path)
+            holding = [r for r in chunks if line is not None and r[3] <= line <= r[4]]
+            anchors[path] = (
+                min(holding, key=lambda r: (r[4] - r[3], r[3])) if holding else chunks[0]
+            )
+    out = []
+    for hit in hits:
+        if hit.path in rank:
+            line = named_line.get(hit.path)
+            # The chunk that holds the named line takes the whole contribution; the file's
+            # other chunks half, so that chunk mode points at the line.
+            share = 1.0 if line is None or hit.start_line <= line <= hit.end_line else OTHER_CHUNKS
+            hit = _credit(hit, rank[hit.path], raw[hit.path], weight * share, rrf_k, priors)
+        out.append(hit)
+    for path, row in anchors.items():
+        role = path_role(path)
+        base = Hit(path, row[1], row[2], row[3], row[4], row[5], row[6], 0.0, 0.0, role, row[7], {})
+        out.append(_credit(base, rank[path], raw[path], weight, rrf_k, priors))
+    out.sort(key=lambda h: (-h.score, h.path, h.start_line, h.chunk_id))
+    return out
+
+
+def _credit(hit, rank: int, raw: float, weight: float, rrf_k: int, priors: bool):
+    part = weight / (rrf_k + rank)
+    factor = ROLE_FACTORS[hit.role] if priors else 1.0
+    channels = dict(hit.channels)
+    channels["evidence"] = {"rank": rank, "score": raw, "weight": weight, "contribution": part}
+    return replace(hit, score=hit.score + part * factor, fused=hit.fused + part, channels=channels)
+
+
+# A report asks for a fix, and fixes land in code: prose and configuration files echo an issue's
+# words (a changelog, tox.ini, CI files) far more often than they are what it is about.
+NONCODE = frozenset(
+    {"rst", "text", "markdown", "yaml", "ini", "cfg", "toml", "json", "make", "batch", "xml"}
+)
+NONCODE_FACTOR = 0.5
+
+
+def demote_noncode(hits: list) -> list:
+    """Hits in prose and configuration languages multiplied by NONCODE_FACTOR, re-ordered."""
+    out = [replace(h, score=h.score * NONCODE_FACTOR) if h.language in NONCODE else h for h in hits]
+    out.sort(key=lambda h: (-h.score, h.path, h.start_line, h.chunk_id))
+    return out
+
+
+# --- embedding: long text in windows ----------------------------------------------------------
+
+WINDOW_CHARS = 900  # about 256 MiniLM tokens of issue text (code and prose mixed)
+
+
+def windows(query: str, size: int = WINDOW_CHARS) -> list[str]:
+    """The query cut into windows of about `size` characters at line ends (a line longer
+    than a window is cut at a space), each embedded on its own and averaged: the transformer
+    reads 256 tokens, so one pass sees only the start of a long issue."""
+    out: list[str] = []
+    current = ""
+    for line in query.splitlines(keepends=True):
+        while len(line) > size:
+            cut = line.rfind(" ", 0, size)
+            cut = cut if cut > 0 else size
+            if current:
+                out.append(current)
+                current = ""
+            out.append(line[:cut])
+            line = line[cut:]
+        if len(current) + len(line) > size and current:
+            out.append(current)
+            current = ""
+        current += line
+    if current.strip():
+        out.append(current)
+    return [w for w in out if w.strip()] or [query]
+
+
+# The steps an issue-shaped query takes; bench/issue_bench.py removes one at a time to measure
+# what each is worth. Nothing else changes this.
+STEPS = frozenset({"shape", "terms", "ident", "files", "kinds", "windows"})
+
+
+def embed_query(embedder, query: str, shape: str):
+    """The query's transformer vector, shape (1, dims): an issue's windows averaged and
+    normalised again (one vector, so one nearest-neighbour search); any other query whole."""
+    import numpy as np
+
+    if shape != "issue" or "windows" not in STEPS:
+        return embedder.embed_batch([query])
+    vectors = embedder.embed_batch(windows(clean(query)))
+    mean = vectors.mean(axis=0, keepdims=True)
+    return mean / max(float(np.linalg.norm(mean)), 1e-12)

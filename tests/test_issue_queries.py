@@ -1,0 +1,263 @@
+"""Issue-shaped queries (pix/retrieve/evidence.py): a whole bug report, with prose, code and a
+traceback, asked of a real indexed repository."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from conftest import indexed_repo
+
+from pix.query import QueryEngine, QueryRequest
+from pix.retrieve import evidence
+from pix.retrieve.route import shape_of
+
+CART = '''"""The shopping cart: items, coupons and the total a customer pays."""
+
+
+class Cart:
+    def __init__(self):
+        self.items = []
+        self.coupons = []
+
+    def add(self, item, quantity=1):
+        """Put an item in the cart."""
+        self.items.append((item, quantity))
+
+    def apply_coupon(self, coupon):
+        """A coupon gives a discount on the cart total; only one coupon per cart."""
+        if self.coupons:
+            raise ValueError("only one coupon per cart")
+        self.coupons.append(coupon)
+
+    def total(self):
+        """The cart total after the coupon discount."""
+        from shop.pricing import discounted
+
+        subtotal = sum(item.price * quantity for item, quantity in self.items)
+        for coupon in self.coupons:
+            subtotal = discounted(subtotal, coupon.percent)
+        return subtotal
+'''
+PRICING = '''"""Prices: rounding and percentages."""
+
+ROUNDING = 2
+
+
+def discounted(amount, percent):
+    """An amount less a percentage."""
+    return round_price(amount * (100 - percent) / 100)
+
+
+def round_price(amount):
+    """Round to cents."""
+    return round(amount, ROUNDING) if amount >= 0 else None
+
+
+def format_price(amount, currency="EUR"):
+    return f"{amount:.2f} {currency}"
+'''
+ORDERS = '''"""Orders placed from a cart."""
+
+
+def place_order(cart, customer):
+    """Turn a cart into an order for a customer and charge its total."""
+    return {"customer": customer, "total": cart.total(), "lines": len(cart.items)}
+'''
+COUPONS = '''"""Coupons: a code that gives a percent discount on the cart total."""
+
+
+class Coupon:
+    def __init__(self, code, percent=10):
+        self.code = code
+        self.percent = percent
+
+    def discount_on(self, cart_total):
+        """The discount this coupon gives on a cart total; a 100 percent coupon makes it zero."""
+        return cart_total * self.percent / 100
+'''
+TEST_CART = """from shop.cart import Cart
+
+
+def test_coupon_discount_on_cart_total():
+    cart = Cart()
+    assert cart.total() == 0
+"""
+README = "# shop\n\nA cart with coupons and discounts, and orders placed from a cart.\n"
+
+FILES = {
+    "shop/__init__.py": "",
+    "shop/cart.py": CART,
+    "shop/pricing.py": PRICING,
+    "shop/orders.py": ORDERS,
+    "shop/coupons.py": COUPONS,
+    "tests/test_cart.py": TEST_CART,
+    "README.md": README,
+}
+
+# The report talks about carts, coupons and discounts (cart.py's words); the traceback says
+# where it breaks: through orders.py to pricing.py's round_price, line 13.
+ISSUE = """Cart total is None with a 100% coupon discount
+When I apply a coupon with a 100 percent discount to my cart, the cart total is None instead
+of 0, and placing the order fails. The coupon discount should make the cart total zero. I
+tried with one coupon and with a coupon on a cart with many items: the cart total is always
+None when the coupon discount is 100 percent.
+
+```python
+from shop.cart import Cart
+cart = Cart()
+cart.add(item)
+cart.apply_coupon(Coupon(percent=100))
+print(cart.total())
+```
+
+```
+Traceback (most recent call last):
+  File "/home/someone/bug.py", line 6, in <module>
+    print(place_order(cart, "me"))
+  File "/usr/lib/python3.12/site-packages/shop/orders.py", line 6, in place_order
+    return {"customer": customer, "total": cart.total(), "lines": len(cart.items)}
+  File "/usr/lib/python3.12/site-packages/shop/pricing.py", line 8, in discounted
+    return round_price(amount * (100 - percent) / 100)
+  File "/usr/lib/python3.12/site-packages/shop/pricing.py", line 13, in round_price
+    return round(amount, ROUNDING) if amount >= 0 else None
+TypeError: unsupported operand type(s) for +: 'NoneType' and 'int'
+```
+
+I think `round_price` should not return None for a zero amount. Python 3.12, shop 1.4.
+"""
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory, embedder):
+    root, db = indexed_repo(tmp_path_factory.mktemp("issue"), FILES, embedder)
+    engine = QueryEngine(db=str(db), cwd=str(root))
+    yield engine
+    engine.close()
+
+
+def ask(engine: QueryEngine, text: str, **options) -> dict:
+    request = QueryRequest(query=text, explain=True, no_content=True, **options)
+    return engine.query(request)
+
+
+def files(response: dict) -> list[str]:
+    return [r["file"] for r in response["results"]]
+
+
+def test_a_report_is_routed_as_an_issue_and_a_short_question_is_not():
+    assert shape_of(ISSUE) == "issue"
+    assert shape_of("why is the cart total None with a full coupon") == "question"
+    assert shape_of("round_price") == "identifier"
+
+
+def test_the_traceback_outranks_the_prose(shop):
+    # Without the evidence channel the prose wins: cart.py holds every word of it.
+    prose = files(
+        ask(shop, ISSUE, mode="file", channels=["dense", "static", "bm25", "ident", "path"])
+    )
+    assert prose[0] == "shop/cart.py"
+    response = ask(shop, ISSUE, mode="file")
+    assert response["explain"]["shape"] == "issue"
+    assert files(response)[0] == "shop/pricing.py"
+    # pricing.py holds the innermost frames, orders.py an outer one, the user's code imports
+    # shop.cart; the user's script is no file of the repository, nothing names the test file.
+    ranks = {
+        r["file"]: r["explain"]["channels"].get("evidence", {}).get("rank")
+        for r in response["results"]
+    }
+    assert ranks["shop/pricing.py"] == 1 and ranks["shop/orders.py"] == 2
+    assert ranks["shop/cart.py"] == 3
+    assert ranks.get("tests/test_cart.py") is None and ranks.get("shop/coupons.py") is None
+
+
+def test_chunk_mode_points_at_the_chunk_that_holds_the_frame_line(shop):
+    response = ask(shop, ISSUE, mode="chunk")
+    top = response["results"][0]
+    assert top["path"] == "shop/pricing.py"
+    assert top["startLine"] <= 13 <= top["endLine"]
+
+
+def test_evidence_channel_alone_names_only_the_files_of_the_frames(shop):
+    response = ask(shop, ISSUE, mode="file", channels=["evidence"])
+    assert files(response) == ["shop/pricing.py", "shop/orders.py", "shop/cart.py"]
+
+
+def test_the_same_issue_twice_gives_identical_answers(shop):
+    first = json.dumps(ask(shop, ISSUE, mode="chunk"), sort_keys=True)
+    again = json.dumps(ask(shop, ISSUE, mode="chunk"), sort_keys=True)
+    assert first == again
+
+
+def test_a_short_query_gets_no_evidence_channel(shop):
+    response = ask(shop, "round a price to cents", mode="file")
+    assert response["explain"]["shape"] == "question"
+    assert all("evidence" not in r["explain"]["channels"] for r in response["results"])
+
+
+def test_extract_frames_paths_modules_and_code_identifiers():
+    ev = evidence.extract(ISSUE)
+    assert ev.title == "Cart total is None with a 100% coupon discount"
+    assert [(f.path.rsplit("/", 1)[-1], f.line, f.function) for f in ev.frames] == [
+        ("bug.py", 6, "<module>"),
+        ("orders.py", 6, "place_order"),
+        ("pricing.py", 8, "discounted"),
+        ("pricing.py", 13, "round_price"),
+    ]
+    assert "shop.cart" in ev.modules
+    # called, imported, an attribute or in backticks: code; "item", only an argument, is not
+    assert {"round_price", "apply_coupon", "Cart", "total", "place_order"} <= set(ev.identifiers)
+    assert "item" not in ev.identifiers
+
+
+def test_html_comments_of_issue_templates_are_not_evidence():
+    text = "Bug in `parse`\n<!-- Please describe `hidden_name` and see src/template.py -->\nok"
+    ev = evidence.extract(text)
+    assert ev.identifiers == ["parse"] and ev.paths == []
+
+
+def test_mentioned_paths_resolve_by_their_longest_known_suffix():
+    paths = ["src/pkg/core.py", "src/pkg/util.py", "tests/test_core.py", "docs/conf.py"]
+    text = (
+        'File "/opt/venv/lib/site-packages/pkg/core.py", line 3, in run\n'
+        'File "/home/me/test_core.py", line 1, in <module>\n'
+        "see pkg/util.py and pkg.core, and https://example.org/docs/conf.py"
+    )
+    found = {p: s for p, s, _ in evidence.evidence_files(evidence.extract(text), paths)}
+    # the frame (innermost in the repository), then the path; the module adds a little to core.py
+    assert list(found) == ["src/pkg/core.py", "src/pkg/util.py"]
+    assert found["src/pkg/core.py"] == pytest.approx(
+        evidence.FRAME_WEIGHT + evidence.DEEPEST_FRAME_BONUS + evidence.REPEAT_WEIGHT
+    )
+    # A bare file name shared by too many files names none of them.
+    many = [f"m{i}/__init__.py" for i in range(evidence.MAX_CANDIDATES + 1)]
+    assert evidence.evidence_files(evidence.extract("see __init__.py please"), many) == []
+
+
+def test_bm25_searches_the_most_selective_terms_only(shop):
+    stats = evidence.term_stats(shop.store.conn)
+    with shop.store.read():
+        chosen = evidence.select_terms(shop.store.conn, ISSUE, evidence.extract(ISSUE).title)
+        docs = {t: stats.doc_count(stats.stem(t)) for t in chosen}
+    assert 0 < len(chosen) <= evidence.BM25_TERMS
+    assert "round_price" in chosen and "coupon" in chosen  # title and rare code terms
+    assert "someone" not in chosen  # in no chunk of the index
+    assert all(n > 0 for n in docs.values())
+
+
+def test_a_long_issue_is_embedded_in_windows(embedder):
+    tail = "The failure is in the database connection pool when the socket times out. "
+    text = (
+        "Rendering the chart legend uses the wrong colour for the axis labels. " * 40
+    ) + tail * 8
+    parts = evidence.windows(text)
+    assert len(parts) > 1 and all(len(p) <= evidence.WINDOW_CHARS for p in parts)
+    assert "".join(parts) == text
+    windowed = evidence.embed_query(embedder, text, "issue")[0]
+    truncated = embedder.embed_batch([text])[0]  # the model reads the first 256 tokens only
+    about_tail = embedder.embed_batch([tail * 3])[0]
+    assert np.linalg.norm(windowed) == pytest.approx(1.0, abs=1e-5)
+    assert float(windowed @ about_tail) > float(truncated @ about_tail) + 0.05
+    # Any other shape is embedded whole, as before.
+    assert np.allclose(evidence.embed_query(embedder, text, "question")[0], truncated)
