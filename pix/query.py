@@ -21,7 +21,7 @@ from pix.output.result import Result
 from pix.output.shown import Redactions, ShownFile
 from pix.pathglob import glob_regex
 from pix.retrieve.aggregate import by_file
-from pix.retrieve.evidence import embed_query
+from pix.retrieve.evidence import embed_query, embed_static
 from pix.retrieve.route import CHANNELS, Route, route
 from pix.retrieve.search import RRF_K, Hit, register_functions, search
 from pix.schemas import JsonRequest
@@ -267,7 +267,7 @@ def retrieve(
     if r.weights["dense"] > 0 and embedded:
         vector = quantize(embed_query(engine.embedder(), request.query, r.shape))[0]
     if r.weights["static"] > 0 and static and engine.static_current():
-        static_vector = quantize(engine.static_embedder().embed_batch([request.query]))[0]
+        static_vector = quantize(embed_static(engine.static_embedder(), request.query, r.shape))[0]
     if r.weights["dense"] > 0:
         warnings.extend(
             coverage_warning(chunks, embedded, static if static_vector is not None else 0)

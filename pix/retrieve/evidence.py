@@ -163,13 +163,14 @@ def _suffix_index(paths: list[str]) -> dict[str, list[str]]:
     return index
 
 
-def _resolve(mention: str, index: dict[str, list[str]]) -> list[str]:
+def _resolve(mention: str, index: dict[str, list[str]], whole: bool = False) -> list[str]:
     """The files a mentioned path names: the longest suffix of the mention that is a suffix
     of some snapshot path (`/usr/lib/python3/site-packages/pkg/mod.py` -> `pkg/mod.py`,
     `mod.py` -> `src/pkg/mod.py`). A one-component match of a deep mention is too weak
-    (`/home/me/test.py` names no `test.py` of the repository)."""
+    (`/home/me/test.py` names no `test.py` of the repository). `whole`: only the mention
+    as a whole (a dotted name is a module path only if every component matches)."""
     parts = [p for p in mention.split("/") if p not in ("", ".")]
-    for i in range(len(parts)):
+    for i in range(1 if whole else len(parts)):
         suffix = "/".join(parts[i:])
         found = index.get(suffix)
         if found:
@@ -215,7 +216,7 @@ def evidence_files(ev: Evidence, paths: list[str]) -> list[tuple[str, float, int
         credit(_resolve(mention, index), PATH_WEIGHT)
     for name in ev.modules:
         for candidate in _module_paths(name):
-            if credit(_resolve(candidate, index) if "/" in candidate else [], MODULE_WEIGHT):
+            if credit(_resolve(candidate, index, whole=True), MODULE_WEIGHT):
                 break
     # A file's strongest mention counts, each further one a little: an import of a module the
     # traceback passes through must not outweigh the frame where the error surfaced.
@@ -457,3 +458,16 @@ def embed_query(embedder, query: str, shape: str):
     vectors = embedder.embed_batch(windows(clean(query)))
     mean = vectors.mean(axis=0, keepdims=True)
     return mean / max(float(np.linalg.norm(mean)), 1e-12)
+
+
+STATIC_CHARS = 0  # how much of an issue the static tier reads (0: all of it)
+
+
+def embed_static(embedder, query: str, shape: str):
+    """The query's static-tier vector, shape (1, dims). The static tier averages token
+    vectors over any length, so an issue needs no windows, only its hidden comments taken
+    out."""
+    if shape != "issue":
+        return embedder.embed_batch([query])
+    text = clean(query)
+    return embedder.embed_batch([text[:STATIC_CHARS] if STATIC_CHARS else text])
