@@ -14,8 +14,8 @@ full pipeline with other BM25 term caps, `--weights` with other weights of the i
 other values of evidence.py's constants (a JSON list of changes: `[{"bm25": 1.5},
 {"COMMON_SHARE": 0.02}]`).
 Databases are devbench's (bench.devcorpora's cache, built by `bench.devbench --reuse` with the
-same options); this bench never builds one for a repository whose database is missing, it
-skips it with a note.
+same options); this bench never builds one: a repository whose database is missing, and an
+issue whose base commit is not indexed in it, are skipped with a note on stderr.
 
 Latency: `--latency N` issues per repository, cut to 2,000 characters, each asked once with a
 warm engine (open, model loaded, another issue asked before), with and without the steps, in
@@ -35,6 +35,7 @@ from bench import devbench, devcorpora, metrics
 from bench.devbench import ISSUE_COLUMNS, ISSUELOC_REPOS, Table
 from pix.query import QueryEngine, QueryRequest
 from pix.retrieve import evidence, route
+from pix.store import search_sql
 
 ALL = evidence.STEPS
 
@@ -88,7 +89,17 @@ def open_repo(short: str, variant: str) -> tuple[QueryEngine, list[dict], dict] 
         sha: devcorpora.complete_commit(root, sha)
         for sha in dict.fromkeys(q["base_commit"] for q in qs)
     }
-    return QueryEngine(db=str(db), cwd=str(root)), qs, at
+    engine = QueryEngine(db=str(db), cwd=str(root))
+    with engine.store.read():
+        indexed = {
+            sha for sha in at.values()
+            if engine.store.conn.execute(search_sql.SNAPSHOT_FOR_COMMIT, (sha,)).fetchone()
+        }  # fmt: skip
+    missing = [q for q in qs if at[q["base_commit"]] not in indexed]
+    if missing:
+        print(f"  {short}: {len(missing)} issue(s) skipped, base commit not indexed (yet)",
+              file=sys.stderr)  # fmt: skip
+    return engine, [q for q in qs if at[q["base_commit"]] in indexed], at
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -99,7 +110,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limits", default="12,48")
     parser.add_argument("--latency", type=int, default=0)
     parser.add_argument("--no-quality", action="store_true")
-    parser.add_argument("--only", help="comma list of variant labels to run")
+    parser.add_argument(
+        "--only", help="comma list of step variants to run (--limits, --weights always run)"
+    )
     parser.add_argument(
         "--weights", default="[]", help='JSON list of issue-route weight changes: [{"bm25": 2}]'
     )
@@ -109,7 +122,8 @@ def main(argv: list[str] | None = None) -> None:
     names = [n for n in args.repos.split(",") if n]
     todo = variants([int(x) for x in args.limits.split(",") if x], json.loads(args.weights))
     if args.only:
-        todo = {k: v for k, v in todo.items() if k in args.only.split(",")}
+        keep = args.only.split(",")
+        todo = {k: v for k, v in todo.items() if k in keep or k.startswith(("weights", "BM25"))}
     runs: dict[str, list] = {label: [] for label in todo}
     latency: dict[str, list[float]] = {"pix (every step)": [], "none (before)": []}
     for short in names:

@@ -30,7 +30,7 @@ from pix.retrieve.priors import ROLE_FACTORS, path_role
 ISSUE_MIN_CHARS = 400
 ISSUE_MIN_LINES = 4
 
-BM25_TERMS = 24  # the most selective prose terms BM25 searches for (bench/issue_bench.py)
+BM25_TERMS = 12  # the most selective prose terms BM25 searches for (bench/issue_bench.py)
 TITLE_TERMS = 8  # the title's terms go first: it names the problem
 COMMON_SHARE = 0.05  # terms in more than this share of chunks carry next to nothing
 COMMON_MIN_DOCS = 50  # (in a small index every term is in a large share of few chunks)

@@ -33,7 +33,7 @@ WEIGHTS: dict[str, dict[str, float]] = {
     "issue": {
         "dense": 1.0,
         "static": 1.0,
-        "bm25": 1.0,
+        "bm25": 1.5,
         "ident": 0.5,
         "path": 0.25,
         "evidence": 1.0,
