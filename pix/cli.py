@@ -196,7 +196,9 @@ def query(
     channel: Annotated[
         list[str] | None,
         typer.Option(
-            "--channel", metavar="dense|bm25|ident|path", help="This channel only; repeatable."
+            "--channel",
+            metavar="dense|static|bm25|ident|path|evidence",
+            help="This channel only; repeatable.",
         ),
     ] = None,
     refresh: Annotated[

@@ -312,6 +312,17 @@ def select_terms(
     return sorted(chosen, key=order.__getitem__)
 
 
+def path_words(ev: Evidence) -> list[str]:
+    """File names (without extension) the issue's frames and paths mention: what the path
+    channel matches beside the selected terms."""
+    out: list[str] = []
+    for path in [f.path for f in ev.frames] + ev.paths:
+        stem = path.rsplit("/", 1)[-1].split(".", 1)[0].lower()
+        if len(stem) > 2 and stem not in out:
+            out.append(stem)
+    return out
+
+
 def ident_terms(conn: apsw.Connection, ev: Evidence) -> tuple[list[str], list[str]]:
     """(terms, code_terms) for the identifier channel: the evidence's identifiers that name a
     definition of the index, and the parts of its compound ones."""

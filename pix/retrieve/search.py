@@ -68,13 +68,14 @@ def search(
     """Every candidate of every channel, fused and ordered (score, then path, then line). A
     channel whose query vector is None is off."""
     terms = query_terms(query) or [w.lower() for w in query.split() if w.strip()]
-    ident, code = terms, code_terms(query)
+    ident, code, path_terms = terms, code_terms(query), terms
     weights = dict(route.weights)
     issue = evidence.extract(query) if route.shape == "issue" else None
     if issue is not None:
         if "terms" in evidence.STEPS:
             terms = evidence.select_terms(store.conn, query, issue.title) or terms
             ident = terms
+            path_terms = list(dict.fromkeys(terms + evidence.path_words(issue)))
         if "ident" in evidence.STEPS:
             ident, code = evidence.ident_terms(store.conn, issue)
     if not terms:
@@ -90,7 +91,7 @@ def search(
         "svec": _int8(static_vector, 256),
         "fts": fts_query(terms) if terms else '"pix-no-terms"',
         "ident_terms": json.dumps(ident),
-        "path_terms": json.dumps(terms),
+        "path_terms": json.dumps(path_terms),
         "code_terms": json.dumps(code),
         "depth": DEPTH,
         "path_depth": PATH_DEPTH,
