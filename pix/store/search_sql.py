@@ -10,7 +10,7 @@ Parameters: :snapshot, :paths (JSON array or NULL), :qvec (int8 query vector), :
 query's static-tier vector), :fts (FTS5 query), :terms (JSON array of query terms),
 :code_terms (terms of the query's code-shaped words: only these may match a name's parts),
 :depth, :path_depth, :rrf_k, :w_dense, :w_static, :w_bm25, :w_ident, :w_path, :priors (0/1),
-:p_test, :p_docs, :p_example, :p_vendored.
+:p_test, :p_docs, :p_example, :p_vendored, :p_config.
 """
 
 _CHANNELS = """
@@ -150,7 +150,7 @@ fused AS MATERIALIZED (
 ),
 prior(role, factor) AS (
     VALUES ('source', 1.0), ('test', :p_test), ('docs', :p_docs), ('example', :p_example),
-           ('vendored', :p_vendored)
+           ('vendored', :p_vendored), ('config', :p_config)
 ),
 -- One call of the (Python) role function per distinct path, not per chunk.
 path_role AS MATERIALIZED (
