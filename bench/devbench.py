@@ -16,9 +16,10 @@ share ranked first). Then a summary over the language sets: each system's mean, 
 spread. The semble peer is listed as not run: its wheel ships no model (it downloads
 minishlab/potion-code-16M-v2 from the Hugging Face hub at run time) and no hub is reachable.
 
-Databases are cached per corpus and embedding model in $PIX_BENCH_CACHE/devdbs/<model>/
-with --reuse (otherwise built in a temporary folder). --no-embed indexes keyword-only and runs
-only the channels that need no vectors (bm25, ident, path, and their fusion, labelled
+Databases are cached per corpus, embedding model and indexer (a hash of pix/ingest, the
+migrations and the grammar wheels) in $PIX_BENCH_CACHE/devdbs/<model>-<indexer>/ with --reuse
+(otherwise built in a temporary folder). --no-embed indexes keyword-only and runs only the
+channels that need no vectors (bm25, ident, path, and their fusion, labelled
 `keyword`): a cheap mode for quick iteration. Issueloc embeds only the repositories named by
 --issueloc-embed (default requests,flask,seaborn,pytest) and runs keyword-only on the others.
 Progress goes to stderr; stdout holds only the tables.

@@ -7,7 +7,7 @@ into `$PIX_BENCH_CACHE/mirrors/` once. From there:
 
     snapshot(repo, sha) -> Path   # a one-commit git repository holding the tree of `sha`
     clone(repo) -> Path           # a no-checkout clone with the real history (for `--at`)
-    database(name) -> Path        # where the set's .pix.db is cached (per model identity)
+    database(name) -> Path        # where the set's .pix.db is cached (per model and indexer)
 
 A snapshot is committed by `bench` with a fixed date (as bench/corpora.py does for sdists), so
 its commit sha is the same on every machine.
@@ -180,9 +180,33 @@ def model_key() -> str:
     return hashlib.sha1(blob).hexdigest()[:10]
 
 
+def indexer_key() -> str:
+    """A short hash of what decides a database's chunks: pix/ingest's sources, the migrations
+    and the installed tree-sitter wheels. An index does not rechunk a blob it already holds, so
+    a database cached by another chunker would be measured as if it were this one's."""
+    import importlib.metadata
+
+    import pix
+
+    top = Path(pix.__file__).resolve().parent
+    digest = hashlib.sha1(pix.__version__.encode())
+    sources = [(top / "ingest", "*.py"), (top / "migrations", "*.sql")]
+    sources.append((top.parent / "migrations", "*.sql"))  # a checkout keeps them at the top
+    for folder, pattern in sources:
+        for path in sorted(folder.glob(pattern)):
+            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    wheels = sorted(
+        f"{dist.metadata['Name']}=={dist.version}"
+        for dist in importlib.metadata.distributions()
+        if (dist.metadata["Name"] or "").lower().replace("_", "-").startswith("tree-sitter")
+    )
+    digest.update("\n".join(wheels).encode())
+    return digest.hexdigest()[:10]
+
+
 def database(name: str, variant: str = "") -> Path:
-    """The cached database of one corpus, for the current model (`variant`: a separate cache,
-    e.g. "-static" for databases indexed with --static-only)."""
-    folder = cache_dir() / "devdbs" / (model_key() + variant)
+    """The cached database of one corpus, for the current model and indexer (`variant`: a
+    separate cache, e.g. "-static" for databases indexed with --static-only)."""
+    folder = cache_dir() / "devdbs" / f"{model_key()}-{indexer_key()}{variant}"
     folder.mkdir(parents=True, exist_ok=True)
     return folder / f"{name}.db"

@@ -37,7 +37,7 @@ GIT = {
 
 def _path_for(stem: str, language: str | None) -> str:
     """A file name that pix reads as `language`: each case holds a secret in that language."""
-    from pix.ingest.chunk import _EXTENSIONS, language_for_path
+    from pix.ingest.languages import _EXTENSIONS, language_for_path
 
     if language == "dockerfile":
         return f"{stem}/Dockerfile"

@@ -191,7 +191,7 @@ def query(
         Fusion | None, typer.Option("--fusion", help="rrf (default) or dbsf.")
     ] = None,
     no_priors: Annotated[
-        bool, typer.Option("--no-priors", help="Do not demote tests, docs, examples, vendored.")
+        bool, typer.Option("--no-priors", help="Do not demote tests/docs/examples/vendored/config.")
     ] = False,
     channel: Annotated[
         list[str] | None,

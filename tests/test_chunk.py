@@ -300,9 +300,9 @@ def check_invariants(text: str, path: str, max_chars: int = 1000, min_chars: int
         previous_start = ch.start_line
         assert ch.text == "\n".join(lines[ch.start_line - 1 : ch.end_line])
         assert len(ch.text) <= max_chars or ch.start_line == ch.end_line
-        assert ch.kind in {"function", "method", "class", "module", "section", "window"}
+        assert ch.kind in {"function", "method", "class", "module", "section", "window", "block"}
         assert len(set(ch.defines)) == len(ch.defines)
-        if ch.kind in ("module", "window"):
+        if ch.kind in ("module", "window", "block"):
             assert ch.symbol is None
         for i in range(ch.start_line - 1, ch.end_line):
             covered[i] = True
@@ -582,35 +582,45 @@ def test_rst_sections():
     assert "Too short title" in chunks[1].text
 
 
-def test_unknown_text_gets_overlapping_windows():
-    text = FIXTURES["notes.txt"]
+def test_unknown_text_is_cut_at_blank_lines_not_windows():
+    paragraphs = ["".join(f"line {i} of paragraph {p}\n" for i in range(6)) for p in range(12)]
+    text = "\n".join(paragraphs)
     chunks = check_invariants(text, "notes.txt")
-    assert all(c.kind == "window" and c.symbol is None for c in chunks)
-    assert all(c.end_line - c.start_line + 1 <= 40 for c in chunks)
-    assert chunks[0].start_line == 1 and chunks[-1].end_line == 100
-    assert chunks[1].start_line == chunks[0].end_line + 1 - 5  # five lines of overlap
-    narrow = check_invariants(text, "notes.txt", max_chars=100)
+    assert all(c.kind == "block" and c.symbol is None and not c.defines for c in chunks)
+    lines = text.split("\n")
+    for c in chunks:  # every cut falls on a paragraph boundary
+        assert c.start_line == 1 or not lines[c.start_line - 2].strip()
+    assert chunks[1].start_line == chunks[0].end_line + 1  # no overlap
+    narrow = check_invariants(text, "notes.txt", max_chars=100, min_chars=0)
     assert all(len(c.text) <= 100 for c in narrow)
+    assert {1 + 7 * p for p in range(12)} <= {c.start_line for c in narrow}
 
 
-def test_failed_grammar_degrades_to_windows(monkeypatch):
+def test_one_long_paragraph_is_cut_by_size():
+    text = "".join(f"line {i} of the notes\n" for i in range(100))
+    chunks = check_invariants(text, "notes.txt")
+    assert {c.kind for c in chunks} == {"block"}
+    assert all(len(c.text) <= 1000 for c in chunks) and len(chunks) == 3
+
+
+def test_failed_grammar_degrades_to_blocks(monkeypatch):
     monkeypatch.setitem(treesitter._PARSERS, "go", None)
     chunks = check_invariants(GO, "server.go")
-    assert {c.kind for c in chunks} == {"window"}
+    assert {c.kind for c in chunks} == {"block"}
 
 
-def test_unloadable_grammar_module_degrades_to_windows(monkeypatch):
+def test_unloadable_grammar_module_degrades_to_blocks(monkeypatch):
     monkeypatch.delitem(treesitter._PARSERS, "ruby", raising=False)
     monkeypatch.setitem(treesitter.GRAMMARS, "ruby", ("no_such_grammar_module", "language"))
     chunks = check_invariants(RUBY, "shop.rb")
-    assert {c.kind for c in chunks} == {"window"}
+    assert {c.kind for c in chunks} == {"block"}
     monkeypatch.delitem(treesitter._PARSERS, "ruby")
 
 
-def test_unparsable_code_falls_back_to_windows():
-    text = "".join(f"}}}} ))) @@ {i} ((( {{{{\n" for i in range(50))
+def test_unparsable_code_falls_back_to_blocks():
+    text = "".join(f"}}}}}} ))) @@ {i} ((( {{{{\n" for i in range(50))
     chunks = check_invariants(text, "broken.java")
-    assert {c.kind for c in chunks} == {"window"}
+    assert {c.kind for c in chunks} == {"block"}
 
 
 # -- invariants --------------------------------------------------------------------------------

@@ -68,7 +68,9 @@ def polygon_perimeter(points):
 '''
 
 
-RUNBOOK = "".join(
+# One long Markdown section: the prose chunker windows it with overlaps (plain text is cut
+# into blank-line blocks instead, which never overlap).
+RUNBOOK = "# Runbook\n\n" + "".join(
     f"step {i}: drain the message queue worker before rotating its log, then restart job {i}\n"
     for i in range(1, 41)
 )
@@ -78,7 +80,7 @@ FILES = {
     "src/climate_log.py": CLIMATE,
     "geo/alpha/shapes.py": SHAPES,
     "geo/beta/shapes.py": SHAPES,
-    "notes/runbook.txt": RUNBOOK,
+    "notes/runbook.md": RUNBOOK,
     "src/mailer.py": MAILER,
     "src/empty.py": "",
     "src/__init__.py": "",
@@ -318,13 +320,13 @@ def test_file_mode_returns_the_complete_file_from_the_index(corpus, ranked):
 def test_overlapping_window_chunks_are_not_stitched(corpus, ranked):
     chunks = ranked(RUNBOOK_Q, "chunk")
     windows = sorted(
-        (r["startLine"], r["endLine"]) for r in chunks["results"] if where(r) == "notes/runbook.txt"
+        (r["startLine"], r["endLine"]) for r in chunks["results"] if where(r) == "notes/runbook.md"
     )
     assert len(windows) >= 2
     assert any(b[0] <= a[1] for a, b in itertools.pairwise(windows)), windows  # they overlap
     files = ranked(RUNBOOK_Q, "file")
-    assert paths(files).count("notes/runbook.txt") == 1
-    runbook = next(r for r in files["results"] if where(r) == "notes/runbook.txt")
+    assert paths(files).count("notes/runbook.md") == 1
+    runbook = next(r for r in files["results"] if where(r) == "notes/runbook.md")
     assert runbook["text"] == RUNBOOK
 
 
@@ -506,7 +508,7 @@ def test_explain_reports_channels_and_never_changes_ranking(corpus, ranked, mode
         total = sum(channel["contribution"] for channel in channels.values())
         assert total == pytest.approx(info["fused"], abs=1e-5)
         assert info["score"] == pytest.approx(info["fused"] * info["prior"], abs=1e-5)
-        assert info["role"] == ("docs" if where(result).endswith(".txt") else "source")
+        assert info["role"] == ("docs" if where(result).endswith((".txt", ".md")) else "source")
 
 
 # -- adversarial fixtures ----------------------------------------------------------------------

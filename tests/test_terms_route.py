@@ -108,6 +108,40 @@ def test_route_restricts_channels():
         ("examples/basic.py", "example"),
         ("src/pip/_vendor/rich/console.py", "vendored"),
         ("third_party/lib/tests/test_x.py", "vendored"),
+        # other ecosystems' layouts
+        ("test/t/test_ssh.py", "test"),  # a Bash project's tests
+        ("spec/sidekiq/client_spec.rb", "test"),
+        ("src/test/java/io/javalin/TestRouting.java", "test"),
+        ("javalin/src/main/java/io/javalin/http/Context.kt", "source"),
+        ("javalin-testtools/src/main/java/io/javalin/testtools/HttpClient.kt", "source"),
+        ("src/__tests__/router.ts", "test"),
+        ("Tests/ArgumentParserUnitTests/NameTests.swift", "test"),
+        ("src/Polly.Core.Tests/RetryTests.cs", "test"),
+        ("src/Polly/RetryHelper.cs", "source"),
+        ("Sources/ArgumentParser/Parsable Properties/NameSpecification.swift", "source"),
+        ("tests/gitsigns_spec.lua", "test"),
+        ("test/oban/queue_test.exs", "test"),
+        ("scalafmt-tests/shared/src/test/scala/FormatTests.scala", "test"),
+        ("regress/input-keys.sh", "test"),
+        ("benchmarks/routers/src/bench.mts", "test"),
+        ("lib/latest.java", "source"),
+        ("benchmarks/fzf_test.go", "test"),
+        ("tools/e2e/run.sh", "source"),  # measured: e2e/ changed no set
+        # build, CI and package metadata
+        (".github/workflows/tests.yml", "config"),
+        (".github/dependabot.yml", "config"),
+        ("setup.cfg", "config"),
+        ("Cargo.toml", "config"),
+        ("crates/x/Cargo.toml", "config"),
+        ("package.json", "config"),
+        (".credo.exs", "config"),
+        ("mix.exs", "config"),
+        ("src/Polly/Polly.csproj", "config"),
+        ("ci/requirements/environment.yml", "config"),
+        ("CI/GithubActionReporter.php", "source"),  # symfony/console's CI is PHP source
+        (".github/ISSUE_TEMPLATE/bug_report.md", "docs"),  # prose, though under .github/
+        ("lib/oban/config.ex", "source"),
+        ("javalin/src/main/java/io/javalin/config/JavalinConfig.kt", "source"),
     ],
 )
 def test_path_roles(path, role):

@@ -1,8 +1,18 @@
 """Path priors: what kind of file a path is, and how much a hit in it counts.
 
 A developer asking "where is X" wants the implementation first; tests, docs, changelogs,
-examples and vendored copies mention X too, often word for word. Their hits are kept but
+examples, vendored copies and build/CI/package metadata mention X too, often word for word
+(a dependency's name, a test's description, an issue template). Their hits are kept but
 multiplied down. `--no-priors` turns this off (every factor 1.0).
+
+Beyond `test/`, `tests/`, `spec/`, `__tests__/`, `_test.go` and `*.test.ts`, tests are also
+`regress/` (tmux and other BSD-style C projects), benchmark folders (`bench/`, `benches/`,
+`benchmarks/`) and folders named for what they test (`Polly.Core.Tests/`, `scalafmt-tests/`,
+`foo_specs/`). The config role is build, CI and package metadata (`.github/`, `setup.cfg`,
+`Cargo.toml`, `package.json`, `mix.exs`, `*.csproj`, `Makefile`...). Each rule and factor was
+checked on every development set with bench/priors_bench.py and kept only where it helped
+across them; rules that changed no set (`*_spec.lua`, `FooTests.cs` file names, `e2e/`,
+`node_modules/`, `3rdparty/`, `playground/`) were left out.
 """
 
 from __future__ import annotations
@@ -11,14 +21,17 @@ import re
 
 ROLE_FACTORS: dict[str, float] = {
     "source": 1.0,
-    "test": 0.4,
+    "test": 0.3,
     "docs": 0.3,
     "example": 0.7,
     "vendored": 0.5,
+    "config": 0.5,
 }
 
 _TEST = re.compile(
-    r"(^|/)(tests?|testing|__tests__|spec|specs|test_?data|fixtures?)/"
+    r"(^|/)(tests?|testing|__tests__|spec|specs|test_?data|fixtures?|regress"
+    r"|bench|benches|benchmarks?)/"
+    r"|(^|/)[^/]*[-_.](tests?|specs?|benchmarks?|unittests|integrationtests)/"
     r"|(^|/)(test_[^/]*|[^/]*_test\.\w+|[^/]*\.(test|spec)\.\w+|conftest\.py)$",
     re.I,
 )
@@ -31,12 +44,39 @@ _DOCS = re.compile(
 )
 _EXAMPLE = re.compile(r"(^|/)(examples?|samples?|demos?)/", re.I)
 VENDORED = re.compile(r"(^|/)(vendor|vendored|_vendor|third_party|thirdparty|external)/", re.I)
+_CONFIG = re.compile(
+    r"(^|/)\.(github|gitlab|circleci|buildkite|devcontainer|binder|husky|vscode|idea|cargo)/"
+    r"|(?-i:(^|/)ci/)"  # lowercase: symfony/console's CI/ folder is PHP source
+    r"|(^|/)(setup\.cfg|tox\.ini|pytest\.ini|\.coveragerc|pyproject\.toml|manifest\.in"
+    r"|requirements[^/]*\.(txt|in)|environment[^/]*\.ya?ml|noxfile\.py|pipfile(\.lock)?"
+    r"|poetry\.lock|\.pre-commit-config\.yaml|\.readthedocs\.ya?ml|codecov\.ya?ml"
+    r"|\.travis\.yml|appveyor\.yml|azure-pipelines\.yml|\.gitlab-ci\.yml|jenkinsfile"
+    r"|dependabot\.yml|renovate\.json5?|\.editorconfig|\.git(ignore|attributes|modules)"
+    r"|\.(docker|npm|eslint|prettier)ignore|dockerfile[^/]*|docker-compose[^/]*\.ya?ml"
+    r"|makefile(\.am|\.in)?|cmakelists\.txt|configure\.ac|meson\.build|cargo\.(toml|lock)"
+    r"|go\.(mod|sum)|package(-lock)?\.json|yarn\.lock|pnpm-(lock|workspace)\.yaml|deno\.jsonc?"
+    r"|[jt]sconfig[^/]*\.json|\.(eslintrc|prettierrc|babelrc|swcrc)[^/]*"
+    r"|[^/]*\.config\.(js|cjs|mjs|ts|mts)|gemfile(\.lock)?|[^/]*\.gemspec|\.rubocop[^/]*\.yml"
+    r"|composer\.(json|lock)|phpunit\.xml(\.dist)?|phpstan[^/]*\.neon(\.dist)?|psalm\.xml"
+    r"|\.php-cs-fixer[^/]*|mix\.(exs|lock)|\.credo\.exs|\.formatter\.exs"
+    r"|(build|settings)\.gradle(\.kts)?|gradle\.properties|gradlew(\.bat)?|pom\.xml|build\.sbt"
+    r"|\.scalafmt\.conf|\.jvmopts|[^/]*\.(csproj|fsproj|sln|props|targets)|global\.json"
+    r"|nuget\.config|package\.(swift|resolved)|\.swiftlint\.yml|stack\.yaml|cabal\.project[^/]*"
+    r"|[^/]*\.cabal|hie\.yaml|\.luarc\.json|\.?stylua\.toml|selene\.toml|\.busted"
+    r"|[^/]*\.rockspec|flake\.(nix|lock)|justfile|\.clang-(format|tidy)|\.shellcheckrc"
+    r"|codeowners|\.mailmap|netlify\.toml|vercel\.json|wrangler\.toml)$",
+    re.I,
+)
 
 
 def path_role(path: str) -> str:
-    """One of ROLE_FACTORS' keys. Vendored wins over test (a vendored test is vendored)."""
+    """One of ROLE_FACTORS' keys. Vendored wins over the others (a vendored test is vendored),
+    config over test (`.github/workflows/tests.yml` is CI), docs over config (`.github/`'s
+    issue templates and contributing guides are prose)."""
     if VENDORED.search(path):
         return "vendored"
+    if _CONFIG.search(path) and not _DOCS.search(path):
+        return "config"
     if _TEST.search(path):
         return "test"
     if _EXAMPLE.search(path):

@@ -15,7 +15,7 @@ from itertools import accumulate
 import apsw
 
 from pix.ingest import redact, scan
-from pix.ingest.chunk import chunk_file, language_for_path
+from pix.ingest.chunk import chunk_file, language_for, language_for_path
 from pix.ingest.mask import mask, widens
 from pix.ingest.terms import identifier_parts, split_identifier
 from pix.store import codec, sql
@@ -40,7 +40,7 @@ def line_count(text: str) -> int:
 def store_blob(conn: apsw.Connection, sha: str, path: str, data: bytes) -> int:
     """A new blob with everything derived from it. Returns the chunks added."""
     text = scan.decode(data)
-    language = language_for_path(path) or "text"
+    language = language_for(path, text)
     masked = mask(text, language)
     conn.execute(
         sql.INSERT_BLOB, (sha, len(data), line_count(text), language, *codec.pack(masked.text))

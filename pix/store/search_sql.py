@@ -12,7 +12,7 @@ the query terms the identifier and path channels match; an issue-shaped query gi
 own, pix/retrieve/evidence.py), :code_terms (terms of the query's code-shaped words: only
 these may match a name's parts),
 :depth, :path_depth, :rrf_k, :w_dense, :w_static, :w_bm25, :w_ident, :w_path, :priors (0/1),
-:p_test, :p_docs, :p_example, :p_vendored.
+:p_test, :p_docs, :p_example, :p_vendored, :p_config.
 """
 
 _CHANNELS = """
@@ -152,7 +152,7 @@ fused AS MATERIALIZED (
 ),
 prior(role, factor) AS (
     VALUES ('source', 1.0), ('test', :p_test), ('docs', :p_docs), ('example', :p_example),
-           ('vendored', :p_vendored)
+           ('vendored', :p_vendored), ('config', :p_config)
 ),
 -- One call of the (Python) role function per distinct path, not per chunk.
 path_role AS MATERIALIZED (

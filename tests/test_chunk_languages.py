@@ -1,0 +1,455 @@
+"""Definition-level chunks in every language with a grammar, the fallback for the rest, and
+language detection by name, '#!' line and editor mode line."""
+
+import importlib
+
+import pytest
+from test_chunk import check_invariants
+from tree_sitter import Language, Parser
+
+from pix.ingest import treesitter
+from pix.ingest.chunk import chunk_file, language_for
+from pix.ingest.definitions import SPECS
+
+# path -> (source, {symbol: (kind, names its chunk defines)}). Snippets are small but real
+# code in each language's common style; chunked with min_chars=0 so nothing is merged.
+CASES: dict[str, tuple[str, dict[str, tuple[str, set[str]]]]] = {
+    "completions/ssh": (
+        """\
+# ssh(1) completion                                        -*- shell-script -*-
+
+_comp_cmd_ssh__compgen_ciphers()
+{
+    local ciphers='aes128-cbc aes192-cbc'
+    _comp_compgen -- -W "$ciphers"
+}
+
+function _comp_xfunc_ssh_options {
+    echo "-o"
+}
+
+_comp_cmd_ssh()
+{
+    local cur prev words cword comp_args
+    _comp_initialize -n : -- "$@" || return
+} &&
+    complete -F _comp_cmd_ssh ssh slogin
+""",
+        {
+            "_comp_cmd_ssh__compgen_ciphers": ("function", {"_comp_cmd_ssh__compgen_ciphers"}),
+            "_comp_xfunc_ssh_options": ("function", {"_comp_xfunc_ssh_options"}),
+            "_comp_cmd_ssh": ("function", {"_comp_cmd_ssh"}),
+        },
+    ),
+    "src/main/kotlin/io/javalin/Javalin.kt": (
+        """\
+package io.javalin
+
+/** The server. */
+class Javalin(private val cfg: JavalinConfig) {
+    fun start(port: Int): Javalin {
+        return this
+    }
+
+    companion object {
+        @JvmStatic
+        fun create(): Javalin = Javalin(JavalinConfig())
+    }
+}
+
+object ContextUtil {
+    fun pathParam(key: String): String = key
+}
+
+fun String.isLocalhost(): Boolean = this == "localhost"
+""",
+        {
+            "Javalin": ("class", {"Javalin", "start", "Companion", "create"}),
+            "ContextUtil": ("class", {"ContextUtil", "pathParam"}),
+            "isLocalhost": ("function", {"isLocalhost"}),
+        },
+    ),
+    "core/src/main/scala/Formatter.scala": (
+        """\
+package org.scalafmt
+
+object Scalafmt {
+  def format(code: String): String = code
+}
+
+trait Rewrite {
+  def rewrite(tree: Tree): Tree
+}
+
+case class Token(start: Int, end: Int)
+
+extension (s: String) def indentWidth: Int = s.length
+""",
+        {
+            "Scalafmt": ("class", {"Scalafmt", "format"}),
+            "Rewrite": ("class", {"Rewrite", "rewrite"}),
+            "Token": ("class", {"Token"}),
+            "indentWidth": ("function", {"indentWidth"}),
+        },
+    ),
+    "Sources/ArgumentParser/Flag.swift": (
+        """\
+import Foundation
+
+/// A type that can be parsed.
+public protocol ParsableCommand {
+  func run() throws
+}
+
+extension ParsableCommand {
+  public static func main() {
+    print("main")
+  }
+}
+
+public struct Flag<Value> {
+  init(wrappedValue: Value) { self.wrappedValue = wrappedValue }
+  subscript(index: Int) -> Int { index }
+}
+
+func helpMessage(for command: ParsableCommand.Type) -> String { "" }
+""",
+        {
+            "ParsableCommand": ("class", {"ParsableCommand", "run"}),
+            "Flag": ("class", {"Flag", "init", "subscript"}),
+            "helpMessage": ("function", {"helpMessage"}),
+        },
+    ),
+    "Helper/Table.php": (
+        """\
+<?php
+
+namespace Symfony\\Component\\Console\\Helper;
+
+/**
+ * Renders a table.
+ */
+final class Table
+{
+    public function __construct(OutputInterface $output)
+    {
+        $this->output = $output;
+    }
+
+    public function render(): void {}
+}
+
+interface HelperInterface { public function getName(): string; }
+
+function table_width(array $rows): int { return 0; }
+""",
+        {
+            "Table": ("class", {"Table", "__construct", "render"}),
+            "HelperInterface": ("class", {"HelperInterface", "getName"}),
+            "table_width": ("function", {"table_width"}),
+        },
+    ),
+    "src/Polly.Core/Retry/RetryStrategy.cs": (
+        """\
+using System;
+
+namespace Polly.Retry;
+
+/// <summary>Retries.</summary>
+public sealed class RetryStrategy<T> : ResilienceStrategy
+{
+    public RetryStrategy(int count) { Count = count; }
+
+    public int Count { get; }
+
+    protected override ValueTask<Outcome<T>> ExecuteCore(Func<T> callback)
+    {
+        return default;
+    }
+}
+
+public interface IRetryable { void Retry(); }
+""",
+        {
+            "RetryStrategy": ("class", {"RetryStrategy", "Count", "ExecuteCore"}),
+            "IRetryable": ("class", {"IRetryable", "Retry"}),
+        },
+    ),
+    "lua/gitsigns/actions.lua": (
+        """\
+local M = {}
+
+--- Stage the hunk under the cursor.
+function M.stage_hunk(range)
+  return range
+end
+
+function M:reset_buffer() end
+
+local function get_cursor_hunk(bufnr)
+  return bufnr
+end
+
+M.preview_hunk = function()
+  return get_cursor_hunk(0)
+end
+
+return M
+""",
+        {
+            "M.stage_hunk": ("method", {"stage_hunk"}),
+            "M.reset_buffer": ("method", {"reset_buffer"}),
+            "get_cursor_hunk": ("function", {"get_cursor_hunk"}),
+            "M.preview_hunk": ("method", {"preview_hunk"}),
+        },
+    ),
+    "lib/oban/queue.ex": (
+        """\
+defmodule Oban.Queue do
+  @moduledoc false
+
+  @doc "Start a queue."
+  @spec start_link(keyword()) :: GenServer.on_start()
+  def start_link(opts) do
+    GenServer.start_link(__MODULE__, opts)
+  end
+
+  defp fetch(conf) when is_map(conf), do: conf
+
+  defmacro with_queue(name, do: block) do
+    quote do: unquote(block)
+  end
+end
+
+defprotocol Oban.Sized do
+  def size(data)
+end
+""",
+        {
+            "Oban.Queue": ("class", {"Queue", "start_link", "fetch", "with_queue"}),
+            "Oban.Sized": ("class", {"Sized", "size"}),
+        },
+    ),
+    "src/PostgREST/App.hs": (
+        """\
+module PostgREST.App (run) where
+
+-- | Run the server.
+run :: AppConfig -> IO ()
+run conf = do
+  print conf
+
+data AppState = AppState
+  { statePool :: Pool
+  }
+
+class Monad m => MonadApp m where
+  getConfig :: m AppConfig
+""",
+        {
+            "run": ("function", {"run"}),
+            "AppState": ("class", {"AppState"}),
+            "MonadApp": ("class", {"MonadApp", "getConfig"}),
+        },
+    ),
+    "src/main.zig": (
+        """\
+const std = @import("std");
+
+/// Entry point.
+pub fn main() !void {
+    std.debug.print("hi", .{});
+}
+
+const Point = struct {
+    x: i32,
+    pub fn init(x: i32) Point {
+        return .{ .x = x };
+    }
+};
+""",
+        {"main": ("function", {"main"}), "Point": ("class", {"Point", "init"})},
+    ),
+    "src/lexer.ml": (
+        """\
+(** Tokens. *)
+type token = Int of int | Plus
+
+let rec tokenize s =
+  if s = "" then [] else [Plus]
+
+module Buffer = struct
+  let create () = ()
+end
+""",
+        {
+            "token": ("class", {"token"}),
+            "tokenize": ("function", {"tokenize"}),
+            "Buffer": ("class", {"Buffer", "create"}),
+        },
+    ),
+    "src/geometry.jl": (
+        """\
+\"\"\"
+    area(r)
+The area of a circle.
+\"\"\"
+function area(r)
+    pi * r^2
+end
+
+perimeter(r) = 2pi * r
+
+struct Circle{T}
+    r::T
+end
+""",
+        {
+            "area": ("function", {"area"}),
+            "perimeter": ("function", {"perimeter"}),
+            "Circle": ("class", {"Circle"}),
+        },
+    ),
+    "Classes/Parser.m": (
+        """\
+#import <Foundation/Foundation.h>
+
+@implementation Parser
+- (void)parse:(NSString *)text {
+    NSLog(@"%@", text);
+}
+@end
+
+static int helper(int x) { return x; }
+""",
+        {"Parser": ("class", {"Parser", "parse"}), "helper": ("function", {"helper"})},
+    ),
+    "schema/users.sql": (
+        """\
+CREATE TABLE users (id int primary key, name text);
+
+-- Adds two numbers.
+CREATE FUNCTION add_numbers(a int, b int) RETURNS int AS $$ SELECT a + b $$ LANGUAGE sql;
+""",
+        {"users": ("class", {"users"}), "add_numbers": ("function", {"add_numbers"})},
+    ),
+}
+
+
+@pytest.mark.parametrize("path", sorted(CASES))
+def test_definitions_become_chunks(path):
+    source, expected = CASES[path]
+    chunks = check_invariants(source, path, max_chars=2000, min_chars=0)
+    got: dict[str, list] = {}
+    for c in chunks:
+        got.setdefault(c.symbol, []).append(c)
+    for symbol, (kind, names) in expected.items():
+        assert symbol in got, f"{symbol} not among {sorted(s for s in got if s)}"
+        assert {c.kind for c in got[symbol]} == {kind}
+        defined = {n for c in got[symbol] for n in c.defines}  # a Swift extension repeats
+        assert names <= defined, defined
+        assert symbol.rsplit(".", 1)[-1] in got[symbol][0].text
+    for max_chars, min_chars in ((80, 20), (1000, 200)):
+        check_invariants(source, path, max_chars, min_chars)
+
+
+@pytest.mark.parametrize("lang", sorted(treesitter.GRAMMARS))
+def test_every_grammar_loads_and_has_a_spec(lang):
+    module, func = treesitter.GRAMMARS[lang]
+    language = Language(getattr(importlib.import_module(module), func)())
+    assert Parser(language).parse(b"x").root_node is not None
+    assert lang in SPECS
+
+
+def test_leading_doc_comment_and_attributes_glue_to_the_definition():
+    source, _ = CASES["lib/oban/queue.ex"]
+    chunks = check_invariants(source, "lib/oban/queue.ex", max_chars=200, min_chars=0)
+    start_link = next(c for c in chunks if "start_link" in c.defines)
+    assert start_link.text.startswith('  @doc "Start a queue."')
+
+
+def test_one_broken_construct_does_not_cost_the_file_its_definitions():
+    # tree-sitter-bash cannot parse an extglob pattern inside [[ ]]: an ERROR node swallows
+    # the rest of the file. The definitions before it are still units, not blank-line blocks.
+    functions = "\n".join(f"_f{i}()\n{{\n    echo {i}\n    return 0\n}}\n" for i in range(20))
+    odd = "_g()\n{\n    if (($# != 2)); then\n        return 2\n"
+    odd += "    elif [[ $1 == @(A|B|_*|[0-9]*) ]]; then\n        return 2\n    fi\n}\n"
+    text = functions + "\n" + odd + "\n_h()\n{\n    echo h\n}\n"
+    chunks = check_invariants(text, "bash_completion.sh", max_chars=2000, min_chars=0)
+    assert treesitter.parse("shell", text.encode()).root_node.has_error
+    assert {f"_f{i}" for i in range(20)} <= {c.symbol for c in chunks if c.kind == "function"}
+
+
+@pytest.mark.parametrize(
+    ("path", "head", "language"),
+    [
+        ("completions/ssh", "# ssh(1) completion   -*- shell-script -*-\n", "shell"),
+        ("bin/tool", "#!/usr/bin/env bash\nset -e\n", "shell"),
+        ("bin/tool", "#!/bin/sh\n", "shell"),
+        ("scripts/run", "#!/usr/bin/env python3\nprint(1)\n", "python"),
+        ("bin/serve", "#!/usr/bin/env node\n", "javascript"),
+        ("bin/console", "#!/usr/bin/env php\n<?php\n", "php"),
+        ("hooks/x", "echo hi\n# vim: set ft=bash:\n", "shell"),
+        ("LICENSE", "MIT License\n", "text"),
+        ("notes.txt", "#!/bin/bash\n", "text"),  # an extension wins over a '#!' line
+        ("app.kts", "", "kotlin"),
+        ("Foo.cs", "", "csharp"),
+        ("x.exs", "", "elixir"),
+        ("a.mli", "", "ocaml_interface"),
+    ],
+)
+def test_language_by_name_first_line_or_mode_line(path, head, language):
+    assert language_for(path, head) == language
+
+
+def test_fallback_cuts_at_blank_lines_and_indentation():
+    # No grammar for Perl here: blocks at the top-level blank lines and dedents, nothing cut
+    # inside an indented body, and definitions found by keyword.
+    subs = [
+        f"sub handler_{i} {{\n    my $x = shift;\n\n    return $x * {i};\n}}\n" for i in range(8)
+    ]
+    text = "use strict;\n\n" + "\n".join(subs)
+    chunks = check_invariants(text, "lib/App.pm", max_chars=120, min_chars=0)
+    assert {c.kind for c in chunks} == {"block"}
+    starts = {c.start_line for c in chunks}
+    for c in chunks:
+        assert not c.text.startswith(("    return", "}"))  # never cut inside a sub
+    assert {n for c in chunks for n in c.defines} == {f"handler_{i}" for i in range(8)}
+    assert all(
+        f"handler_{i}" in c.defines
+        for i in range(8)
+        for c in chunks
+        if c.text.startswith(f"sub handler_{i} ")
+    )
+    assert len(starts) >= 8
+    merged = check_invariants(text, "lib/App.pm", max_chars=1000, min_chars=200)
+    assert len(merged) < len(chunks)  # small blocks merge up to the minimum size
+
+
+def test_fallback_yaml_keys_split_and_no_definitions():
+    text = "".join(
+        f"job_{i}:\n  runs-on: ubuntu\n  steps:\n    - run: make {i}\n" for i in range(30)
+    )
+    chunks = check_invariants(text, ".github/workflows/ci.yml", max_chars=300, min_chars=0)
+    assert all(c.text.startswith("job_") for c in chunks)  # cut where a top-level key starts
+    assert not any(c.defines for c in chunks)
+
+
+def test_chunk_file_sniffs_extensionless_scripts():
+    text = "#!/bin/bash\n\nmain() {\n    echo hi\n}\n"
+    chunks = chunk_file(text, "bin/tool", min_chars=0)
+    assert [(c.kind, c.symbol) for c in chunks] == [("module", None), ("function", "main")]
+
+
+def test_dart_without_a_grammar_still_names_its_classes():
+    # The only Dart grammar wheel is a one-release fork, so Dart takes the fallback: blocks at
+    # blank lines, and the keyword rule still gives the identifier channel its classes.
+    text = (
+        "import 'package:flutter/widgets.dart';\n\n"
+        "class Greeting extends StatelessWidget {\n"
+        "  @override\n  Widget build(BuildContext context) {\n    return Text('hi');\n  }\n}\n\n"
+        "mixin class Loud {\n  void shout() {}\n}\n"
+    )
+    chunks = check_invariants(text, "lib/widget.dart", max_chars=120, min_chars=0)
+    assert {c.kind for c in chunks} == {"block"}
+    assert {n for c in chunks for n in c.defines} == {"Greeting", "Loud"}

@@ -1,0 +1,82 @@
+"""Path priors outside Python, end to end: a real repository indexed into real SQLite, asked
+in file mode. Build and package metadata, a C project's regress/ folder, benchmark folders and
+a .NET test project name the same words as the implementation; the implementation must come
+first, and --no-priors must give those files their plain scores back."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import new_repo
+
+from pix.index import index_repository
+from pix.query import QueryRequest, query
+from pix.retrieve.priors import ROLE_FACTORS
+
+WORDS = "websocket reconnect backoff jitter"
+
+FILES = {
+    # The implementation says it once, in code.
+    "src/Client/Reconnect.cs": (
+        "namespace Client;\n\npublic sealed class Reconnect\n{\n"
+        "    // websocket reconnect with backoff and jitter\n"
+        "    public TimeSpan Delay(int attempt) => TimeSpan.FromSeconds(attempt);\n}\n"
+    ),
+    # Metadata, tests and benchmarks repeat the words, several times over.
+    "package.json": (
+        '{\n  "name": "websocket-reconnect",\n  "description": "websocket reconnect backoff'
+        ' jitter, websocket reconnect backoff jitter",\n  "keywords": ["websocket",'
+        ' "reconnect", "backoff", "jitter"]\n}\n'
+    ),
+    ".github/workflows/build.yml": (
+        "name: websocket reconnect backoff jitter\non: push\njobs:\n  build:\n"
+        "    runs-on: ubuntu-latest\n    steps:\n      - run: make websocket reconnect backoff\n"
+    ),
+    "src/Client.Tests/ReconnectTests.cs": (
+        "public class ReconnectTests\n{\n    // websocket reconnect backoff jitter\n"
+        "    // websocket reconnect backoff jitter\n    public void Delay() { }\n}\n"
+    ),
+    "regress/reconnect.sh": (
+        "#!/bin/sh\n# websocket reconnect backoff jitter\necho websocket reconnect backoff jitter\n"
+    ),
+    "benchmarks/reconnect.cs": (
+        "// websocket reconnect backoff jitter\n// websocket reconnect backoff jitter\n"
+        "class Bench { }\n"
+    ),
+}
+ROLES = {
+    "src/Client/Reconnect.cs": "source",
+    "package.json": "config",
+    ".github/workflows/build.yml": "config",
+    "src/Client.Tests/ReconnectTests.cs": "test",
+    "regress/reconnect.sh": "test",
+    "benchmarks/reconnect.cs": "test",
+}
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    root = new_repo(tmp_path_factory.mktemp("priors") / "repo", FILES)
+    index_repository(str(root), embed=False)
+    return root
+
+
+def ask(repo, priors: bool) -> list[dict]:
+    request = QueryRequest(
+        WORDS, mode="file", top=10, explain=True, priors=priors, channels=["bm25"]
+    )
+    return query(request, cwd=str(repo))["results"]
+
+
+def test_the_implementation_ranks_first_and_each_file_has_its_role(repo):
+    results = ask(repo, priors=True)
+    assert results[0]["file"] == "src/Client/Reconnect.cs"
+    assert {r["file"]: r["explain"]["role"] for r in results} == ROLES
+    for r in results:
+        assert r["explain"]["prior"] == pytest.approx(ROLE_FACTORS[ROLES[r["file"]]])
+
+
+def test_without_priors_the_metadata_outranks_the_implementation(repo):
+    # The fixture is only a test of the priors if the plain scores put the others first.
+    results = ask(repo, priors=False)
+    assert results[0]["file"] != "src/Client/Reconnect.cs"
+    assert all(r["explain"]["prior"] == 1.0 for r in results)
