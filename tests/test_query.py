@@ -144,11 +144,17 @@ def chunk_keys(response: dict) -> list[tuple]:
     return [(where(r), r["startLine"], r["endLine"], r["score"]) for r in response["results"]]
 
 
-def file_evidence(scores: list[float]) -> float:
-    """A file's score from its chunks' scores (pix/retrieve/rank.py): strongest first, each
-    times FILE_DECAY per place, at most FILE_CHUNKS."""
-    ordered = sorted(scores, reverse=True)[:FILE_CHUNKS]
-    return sum(score * FILE_DECAY**i for i, score in enumerate(ordered))
+def floor(chunks: dict) -> float:
+    """The weakest candidate's score (the whole ranking of a query, top=100)."""
+    return min(r["score"] for r in chunks["results"])
+
+
+def file_evidence(scores: list[float], floor: float) -> float:
+    """A file's score from its chunks' scores (pix/retrieve/rank.py): the strongest, plus the
+    next ones' scores above the weakest candidate's (`floor`), each times FILE_DECAY per
+    place, at most FILE_CHUNKS chunks in all."""
+    best, *rest = sorted(scores, reverse=True)[:FILE_CHUNKS]
+    return best + sum((score - floor) * FILE_DECAY**i for i, score in enumerate(rest, 1))
 
 
 # -- modes -------------------------------------------------------------------------------------
@@ -192,7 +198,7 @@ def test_file_score_is_the_evidence_of_its_chunks(corpus, ranked, text):
     by_path: dict[str, list[float]] = {}
     for r in chunks["results"]:
         by_path.setdefault(where(r), []).append(r["score"])
-    expected = {p: file_evidence(scores) for p, scores in by_path.items()}
+    expected = {p: file_evidence(scores, floor(chunks)) for p, scores in by_path.items()}
     top = files["results"][0]["score"]
     for result in files["results"]:
         assert result["score"] == pytest.approx(expected[where(result)], abs=1e-5), where(result)
@@ -218,7 +224,9 @@ def test_a_file_whose_strongest_chunk_is_not_its_first(corpus, ranked):
     files = ranked(CELSIUS, "file")
     result = files["results"][0]
     assert where(result) == "src/tables.py"
-    assert result["score"] == pytest.approx(file_evidence([r["score"] for r in tables]), abs=1e-5)
+    assert result["score"] == pytest.approx(
+        file_evidence([r["score"] for r in tables], floor(chunks)), abs=1e-5
+    )
     assert result["score"] < strongest["score"] + first_chunk["score"]  # the rest is decayed
     assert result["text"] == TABLES
 
@@ -535,9 +543,11 @@ def test_one_strong_chunk_beats_several_mediocre_chunks(corpus, ranked):
     files = ask(corpus, CELSIUS, mode="file", top=2)
     assert paths(files) == ["src/tables.py", "src/climate_log.py"]
     tables = [r["score"] for r in chunks["results"] if where(r) == "src/tables.py"]
-    assert files["results"][0]["score"] == pytest.approx(file_evidence(tables), abs=1e-5)
+    assert files["results"][0]["score"] == pytest.approx(
+        file_evidence(tables, floor(chunks)), abs=1e-5
+    )
     assert files["results"][1]["score"] == pytest.approx(
-        file_evidence([r["score"] for r in climate]), abs=1e-5
+        file_evidence([r["score"] for r in climate], floor(chunks)), abs=1e-5
     )
 
 
@@ -558,7 +568,9 @@ def test_a_long_file_appears_once_with_its_whole_text(corpus, ranked):
     result = files["results"][0]
     assert where(result) == "src/climate_log.py"
     assert result["text"] == CLIMATE
-    assert result["score"] == pytest.approx(file_evidence([r["score"] for r in climate]), abs=1e-5)
+    assert result["score"] == pytest.approx(
+        file_evidence([r["score"] for r in climate], floor(chunks)), abs=1e-5
+    )
 
 
 # -- top ---------------------------------------------------------------------------------------

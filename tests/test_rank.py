@@ -129,8 +129,10 @@ def test_a_file_that_several_chunks_point_to_beats_one_with_a_single_match(repo)
     assert [r["file"] for r in files[:2]] == ["csv/b_double.py", "csv/a_single.py"]
     top = files[0]["explain"]["rank"]
     assert top["chunks"] == 2
-    # Evidence: the second chunk's score times FILE_DECAY, on top of the best one's.
-    assert top["evidence"] == pytest.approx(double[1]["score"] * rank.FILE_DECAY, abs=1e-5)
+    # Evidence: the second chunk's score above the weakest candidate's, times FILE_DECAY.
+    weakest = min(r["score"] for r in chunks)
+    expected = (double[1]["score"] - weakest) * rank.FILE_DECAY
+    assert top["evidence"] == pytest.approx(expected, abs=1e-5)
     assert files[0]["score"] == pytest.approx(double[0]["score"] + top["evidence"], abs=1e-5)
     assert files[1]["explain"]["rank"]["evidence"] == 0
     # A file's score is never below its best chunk's, and stays below twice that: length

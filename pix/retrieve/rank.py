@@ -12,10 +12,12 @@ bench/README.md):
   scores: weight x STANDOUT[channel] x max(z, 0) / k, z = (score - mean) / sd of those. A
   clear winner gains, a crowd of near-equal scores gains nothing. DBSF already fuses scores,
   so it is left alone there.
-- File evidence (file mode). A file scores its chunks' scores, strongest first, each times
-  FILE_DECAY to the power of its place (at most FILE_CHUNKS of them): one excellent chunk
-  still leads, but a file that several chunks point to beats one with a single lucky chunk,
-  and a long file gains little from length alone.
+- File evidence (file mode). A file scores its strongest chunk's score plus, for its next
+  chunks (at most FILE_CHUNKS in all), what each scores above the weakest candidate, times
+  FILE_DECAY to the power of its place: one excellent chunk still leads, a file that several
+  chunks point to beats one with a single lucky chunk, and a long file gains nothing from
+  chunks that are candidates only because every chunk is (a small repository: the nearest 200
+  are all of them, and RRF scores them nearly alike).
 
 Tried and not kept (no gain beyond 0.005 on any set): a bonus for chunks that define a name the
 query uses and that BM25 also found (the identifier channel already ranks definitions);
@@ -88,17 +90,18 @@ def rescore(hits: list[Hit], fusion: str = "rrf") -> list[Hit]:
 
 
 def by_file(hits: list[Hit]) -> list[Hit]:
-    """One hit per path: its strongest chunk, scored with the file's evidence (the chunks'
-    scores, strongest first, decayed by FILE_DECAY per place, at most FILE_CHUNKS), ordered by
-    that score, then path. `hits` is ordered by score already."""
+    """One hit per path: its strongest chunk, scored with the file's evidence (its next chunks'
+    scores above the weakest candidate's, decayed by FILE_DECAY per place, at most FILE_CHUNKS
+    chunks in all), ordered by that score, then path. `hits` is ordered by score already."""
     chunks: dict[str, list[Hit]] = {}
     for hit in hits:
         chunks.setdefault(hit.path, []).append(hit)
+    floor = min((h.score for h in hits), default=0.0)
     files = []
     for path_hits in chunks.values():
         best = path_hits[0]
-        scores = [h.score for h in path_hits[:FILE_CHUNKS]]
-        total = sum(s * FILE_DECAY**i for i, s in enumerate(scores))
+        rest = [h.score - floor for h in path_hits[1:FILE_CHUNKS]]
+        total = best.score + sum(s * FILE_DECAY**i for i, s in enumerate(rest, 1))
         files.append(
             replace(
                 best,
