@@ -20,8 +20,8 @@ from pix.output.budget import apply_budget
 from pix.output.result import Result
 from pix.output.shown import Redactions, ShownFile
 from pix.pathglob import glob_regex
-from pix.retrieve.aggregate import by_file
 from pix.retrieve.evidence import embed_query, embed_static
+from pix.retrieve.rank import by_file, rescore
 from pix.retrieve.route import CHANNELS, Route, route
 from pix.retrieve.search import RRF_K, Hit, register_functions, search
 from pix.schemas import JsonRequest
@@ -277,7 +277,7 @@ def retrieve(
         store, snapshot.id, request.query, r, vector, paths, request.fusion, request.priors,
         static_vector,
     )  # fmt: skip
-    return Retrieval(snapshot, hits, r)
+    return Retrieval(snapshot, rescore(hits, request.fusion), r)
 
 
 def coverage_warning(chunks: int, embedded: int, static: int = 0) -> list[str]:
@@ -406,7 +406,12 @@ def _hydrate(
             language=hit.language,
             rel=hit.score / top_score if top_score else 0.0,
             role=hit.role,
-            explain={"channels": hit.channels, "fused": hit.fused, "role": hit.role},
+            explain={
+                "channels": hit.channels,
+                "fused": hit.fused,
+                "role": hit.role,
+                "rank": hit.rank,
+            },
         )
         if request.mode == "chunk":
             res.start_line, res.end_line = hit.start_line, hit.end_line
@@ -451,15 +456,21 @@ def project(res: Result, request: QueryRequest, snapshot: Snapshot) -> dict:
     if request.view == "full":
         out["role"] = res.role
     if request.explain:
+        # The ranking stage's part: standout inside the fused score, evidence (file mode) on
+        # top of the strongest chunk's score, so the prior is that chunk's score / fused.
+        fused = res.explain["fused"]
+        rank = {"standout": 0.0, **res.explain["rank"]}
+        chunk_score = res.score - rank.get("evidence", 0.0)
         out["explain"] = {
             "score": round(res.score, 6),
             "fused": round(res.explain["fused"], 6),
             "role": res.role,
-            "prior": round(res.score / res.explain["fused"], 4) if res.explain["fused"] else 1.0,
+            "prior": round(chunk_score / fused, 4) if fused else 1.0,
             "channels": {
                 name: {k: (round(v, 6) if isinstance(v, float) else v) for k, v in ch.items()}
                 for name, ch in res.explain["channels"].items()
             },
+            "rank": {k: (round(v, 6) if isinstance(v, float) else v) for k, v in rank.items()},
         }
     return out
 

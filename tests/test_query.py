@@ -29,6 +29,7 @@ from conftest import MAILER, TABLES, commit, git, new_repo, pix, where, write
 from pix.errors import NotIndexedError, UsageError
 from pix.index import index_repository
 from pix.query import QueryRequest, query
+from pix.retrieve.rank import FILE_CHUNKS, FILE_DECAY
 
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schema"
 RESPONSE_SCHEMA = json.loads((SCHEMA_DIR / "query-response.v2.json").read_text(encoding="utf-8"))
@@ -145,12 +146,17 @@ def chunk_keys(response: dict) -> list[tuple]:
     return [(where(r), r["startLine"], r["endLine"], r["score"]) for r in response["results"]]
 
 
-def best_chunk_by_path(chunks: dict) -> dict[str, dict]:
-    best: dict[str, dict] = {}
-    for r in chunks["results"]:
-        if where(r) not in best or r["score"] > best[where(r)]["score"]:
-            best[where(r)] = r
-    return best
+def floor(chunks: dict) -> float:
+    """The weakest candidate's score (the whole ranking of a query, top=100)."""
+    return min(r["score"] for r in chunks["results"])
+
+
+def file_evidence(scores: list[float], floor: float) -> float:
+    """A file's score from its chunks' scores (pix/retrieve/rank.py): the strongest, plus the
+    next ones' scores above the weakest candidate's (`floor`), each times FILE_DECAY per
+    place, at most FILE_CHUNKS chunks in all."""
+    best, *rest = sorted(scores, reverse=True)[:FILE_CHUNKS]
+    return best + sum((score - floor) * FILE_DECAY**i for i, score in enumerate(rest, 1))
 
 
 # -- modes -------------------------------------------------------------------------------------
@@ -188,16 +194,22 @@ def test_file_mode_returns_each_file_once_without_chunk_fields(corpus, ranked, t
 
 
 @pytest.mark.parametrize("text", QUERIES)
-def test_file_score_and_rel_are_those_of_the_strongest_chunk(corpus, ranked, text):
+def test_file_score_is_the_evidence_of_its_chunks(corpus, ranked, text):
     chunks = ranked(text, "chunk")
     files = ranked(text, "file")
-    best = best_chunk_by_path(chunks)
+    by_path: dict[str, list[float]] = {}
+    for r in chunks["results"]:
+        by_path.setdefault(where(r), []).append(r["score"])
+    expected = {p: file_evidence(scores, floor(chunks)) for p, scores in by_path.items()}
+    top = files["results"][0]["score"]
     for result in files["results"]:
-        assert result["score"] == best[where(result)]["score"], where(result)
-        assert result["rel"] == best[where(result)]["rel"], where(result)
-    # Files ordered by their strongest chunk, the path breaking ties.
-    expected = sorted(best, key=lambda p: (-best[p]["score"], p))
-    assert paths(files) == expected
+        assert result["score"] == pytest.approx(expected[where(result)], abs=1e-5), where(result)
+        assert result["score"] >= max(by_path[where(result)])  # never below its best chunk
+        assert result["rel"] == pytest.approx(result["score"] / top, abs=1e-4)
+    # Files ordered by that score (the path breaks ties, within rounding here).
+    assert [r["score"] for r in files["results"]] == sorted(
+        (r["score"] for r in files["results"]), reverse=True
+    )
 
 
 def test_a_file_whose_strongest_chunk_is_not_its_first(corpus, ranked):
@@ -214,8 +226,10 @@ def test_a_file_whose_strongest_chunk_is_not_its_first(corpus, ranked):
     files = ranked(CELSIUS, "file")
     result = files["results"][0]
     assert where(result) == "src/tables.py"
-    assert result["score"] == strongest["score"]
-    assert result["score"] != first_chunk["score"]
+    assert result["score"] == pytest.approx(
+        file_evidence([r["score"] for r in tables], floor(chunks)), abs=1e-5
+    )
+    assert result["score"] < strongest["score"] + first_chunk["score"]  # the rest is decayed
     assert result["text"] == TABLES
 
 
@@ -506,8 +520,13 @@ def test_explain_reports_channels_and_never_changes_ranking(corpus, ranked, mode
                 expected = channel["weight"] / (summary["rrfK"] + channel["rank"])
                 assert channel["contribution"] == pytest.approx(expected, abs=2e-6)
         total = sum(channel["contribution"] for channel in channels.values())
-        assert total == pytest.approx(info["fused"], abs=1e-5)
-        assert info["score"] == pytest.approx(info["fused"] * info["prior"], abs=1e-5)
+        rank = info["rank"]
+        assert total + rank["standout"] == pytest.approx(info["fused"], abs=1e-5)
+        if fusion == "dbsf":
+            assert rank["standout"] == 0.0  # DBSF fuses scores already
+        chunk_score = info["score"] - rank.get("evidence", 0.0)
+        assert chunk_score == pytest.approx(info["fused"] * info["prior"], abs=1e-5)
+        assert ("evidence" in rank) is (mode == "file")
         assert info["role"] == ("docs" if where(result).endswith((".txt", ".md")) else "source")
 
 
@@ -525,8 +544,13 @@ def test_one_strong_chunk_beats_several_mediocre_chunks(corpus, ranked):
 
     files = ask(corpus, CELSIUS, mode="file", top=2)
     assert paths(files) == ["src/tables.py", "src/climate_log.py"]
-    assert files["results"][0]["score"] == strong["score"]
-    assert files["results"][1]["score"] == max(r["score"] for r in climate)
+    tables = [r["score"] for r in chunks["results"] if where(r) == "src/tables.py"]
+    assert files["results"][0]["score"] == pytest.approx(
+        file_evidence(tables, floor(chunks)), abs=1e-5
+    )
+    assert files["results"][1]["score"] == pytest.approx(
+        file_evidence([r["score"] for r in climate], floor(chunks)), abs=1e-5
+    )
 
 
 @pytest.mark.parametrize("mode", ["chunk", "file"])
@@ -546,7 +570,9 @@ def test_a_long_file_appears_once_with_its_whole_text(corpus, ranked):
     result = files["results"][0]
     assert where(result) == "src/climate_log.py"
     assert result["text"] == CLIMATE
-    assert result["score"] == max(r["score"] for r in climate)
+    assert result["score"] == pytest.approx(
+        file_evidence([r["score"] for r in climate], floor(chunks)), abs=1e-5
+    )
 
 
 # -- top ---------------------------------------------------------------------------------------

@@ -1,1 +1,2 @@
-"""Retrieval: route a question to channel weights, fuse the channels in SQL, aggregate files."""
+"""Retrieval: route a question to channel weights, fuse the channels in SQL, rank (chunks and
+files) in Python."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -35,6 +35,7 @@ class Hit:
     role: str
     language: str
     channels: dict[str, dict]  # channel -> {rank, score, weight, contribution}
+    rank: dict[str, float] = field(default_factory=dict)  # what the ranking stage added
 
 
 def register_functions(store: Store) -> None:
