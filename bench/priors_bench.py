@@ -29,7 +29,7 @@ from pathlib import Path
 from bench import corpora, devbench, devcorpora, devsets, metrics
 from pix.query import QueryEngine, QueryRequest, retrieve
 from pix.retrieve import priors
-from pix.retrieve.aggregate import by_file
+from pix.retrieve.rank import by_file
 
 # On --static-only databases (devbench's cache): pix's default channels there are static +
 # bm25 + ident + path, what a fresh index answers; bm25 alone shows a prior on one channel.

@@ -44,6 +44,7 @@ def gc(path: str | None = None, db: str | None = None, keep: int | None = None) 
             ):
                 conn.execute(statement)
                 removed[name] = conn.changes()
+        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # a file made before pix set it
         conn.execute("VACUUM")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return {

@@ -234,7 +234,7 @@ def _inspect(path: Path, check: bool = False) -> list[str]:
         ro.close()
 
 
-def _connect(path: Path) -> apsw.Connection:
+def _connect(path: Path, new: bool = False) -> apsw.Connection:
     conn = apsw.Connection(str(path))
     conn.enable_load_extension(True)
     conn.load_extension(sqlite_vec.loadable_path())
@@ -245,8 +245,10 @@ def _connect(path: Path) -> apsw.Connection:
     # Pages freed by deletes (a static vector replaced by the transformer's, a changed file's
     # chunks) go back to the file system at the end of `pix index` (Store.shrink) rather than
     # staying in the file: the static tier alone left 15% of a fresh index free. It takes
-    # effect on a new file (before its first table) and on an old one at its next VACUUM.
-    conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+    # effect on a new file (before its first table); pix gc's VACUUM turns it on in an older
+    # one. Only for a new file: on an existing one the pragma waits for the write lock.
+    if new:
+        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
@@ -295,7 +297,7 @@ def open_store(path: Path, *, create: bool, check: bool = False) -> Store:
                 f"no pix index at {path}", hint="run `pix index` in the repository first"
             )
     try:
-        conn = _connect(path)
+        conn = _connect(path, new=not applied)
         _migrate(conn, applied)
     except SQLITE_FAILURES as exc:
         raise DatabaseError(f"cannot use {path}: {exc}") from None
