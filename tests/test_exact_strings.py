@@ -228,7 +228,7 @@ def test_a_phrase_held_by_docs_only_lifts_nothing(repo):
     text = "Got unexpected extra argument"  # in docs/CHANGES.md; src/cli.py has "arguments"
     response = ask(repo, text, mode="file")
     assert response["explain"]["phrases"] == [
-        {"text": text, "source": "query", "status": "docs", "files": 0}
+        {"text": text, "source": "query", "status": "absent", "files": 0}
     ]
     assert all(phrase_of(r) is None for r in response["results"])
     assert response["results"] == ask(repo, text, mode="file", channels=NO_PHRASES)["results"]

@@ -3,12 +3,15 @@ chunks holding it first.
 
 Phrases (`phrases_of`): the whole query, and each quoted span of it ("...", '...', `...`, “...”;
 a single quote right after a letter is an apostrophe), when it is one line of MIN_CHARS to
-MAX_CHARS characters and MIN_WORDS words or more. A pasted error message, log line or constant
-is often all the query there is; a one-word span (`choose()`, `--group`, `NO_COLOR`) is a name,
-which the identifier and BM25 channels already weigh, and which tests and docs repeat.
+MAX_CHARS characters, of MIN_WORDS words or more and as many word tokens. A pasted error
+message, log line or constant is often all the query there is; a one-word span (`choose()`,
+`--group`, `NO_COLOR`) is a name, which the identifier and BM25 channels already weigh, and
+which tests and docs repeat.
 
 Occurs exactly: case-sensitive, within one line, on word boundaries (a phrase that starts or
-ends with a letter, digit or `_` must not be the middle of a longer word there). The stored text
+ends with a letter, digit or `_` must not be the middle of a longer word there). An FTS5 phrase
+query on `chunk_fts` narrows (the phrase's tokens in a row: stemmed and case-folded, a superset),
+and each candidate chunk is verified on its stored text. The stored text
 has its secrets masked (pix.ingest.mask), so the phrase is masked the same way first: a pasted
 line holding a secret finds the line showing `[REDACTED:kind]`, and no part of a secret can
 ever match, so what matches cannot spell one out.
@@ -16,8 +19,9 @@ ever match, so what matches cannot spell one out.
 Which holders count: files of every role but docs. Documentation quotes commit subjects, option
 names and messages verbatim (a changelog lists every change by its subject), so an occurrence
 there says little about where the thing lives: on the commit-subject sets, lifting changelogs
-cost up to 0.15 MRR per set (bench/phrase_bench.py). A phrase held by more than MAX_FILES
-files narrows nothing and is left out ("common").
+cost up to 0.15 MRR per set (bench/phrase_bench.py --sweep). Docs are not even read (their
+changelogs are the largest files to verify). A phrase held by more than MAX_FILES files narrows
+nothing and is left out ("common").
 
 Every chunk holding a phrase joins the fused list through the `phrase` channel: rank 1, score =
 the number of the query's phrases it holds, and a weight that lifts any such chunk above every
@@ -30,16 +34,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from pix.discover.fragments import fts_expression
 from pix.ingest.mask import PLACEHOLDER, mask
 from pix.ingest.redact import may_hold_secret
 from pix.retrieve.priors import ROLE_FACTORS, path_role
 from pix.retrieve.route import Route
 from pix.retrieve.search import RRF_K, Hit
-from pix.store import codec, phrase_sql
+from pix.store import codec, phrase_sql, sql
 from pix.store.db import Store
 
 CHANNEL = "phrase"
@@ -48,10 +50,11 @@ MIN_WORDS = 2
 MAX_CHARS = 200
 MAX_PHRASES = 8  # quoted spans of a long query: the longest are the most specific
 MAX_FILES = 5
-MAX_CANDIDATES = 200  # blobs holding every trigram: more, and the phrase is common anyway
+MAX_CANDIDATES = 500  # chunk rows matching the FTS5 phrase: more, and it is common anyway
 UNLIFTED_ROLES = frozenset({"docs"})
-OCCURRENCES_KEPT = 20  # per blob and phrase: enough to find the chunks that hold it
+CASE_SENSITIVE = True  # bench/phrase_bench.py --sweep measures the other choices too
 
+_TOKEN = re.compile(r"\w+")
 _QUOTED = re.compile(
     r'"([^"\n]+)"'
     r"|(?<![\w'])'([^'\n]+)'(?![\w'])"
@@ -71,7 +74,7 @@ class PhraseReport:
     """What one phrase found: for the query-level explanation."""
 
     phrase: Phrase
-    status: str = "absent"  # 'matched' | 'absent' | 'common' | 'docs' (held by docs only)
+    status: str = "absent"  # 'matched' | 'absent' | 'common'
     files: int | None = 0  # holders that count (not docs); None: too many candidates to count
 
     def describe(self) -> dict:
@@ -115,7 +118,10 @@ def _stored_form(text: str) -> str | None:
 
 def qualifies(text: str) -> bool:
     return (
-        "\n" not in text and MIN_CHARS <= len(text) <= MAX_CHARS and len(text.split()) >= MIN_WORDS
+        "\n" not in text
+        and MIN_CHARS <= len(text) <= MAX_CHARS
+        and len(text.split()) >= MIN_WORDS
+        and len(_TOKEN.findall(text)) >= MIN_WORDS  # what the FTS5 phrase query narrows by
     )
 
 
@@ -139,81 +145,66 @@ def phrases_of(query: str) -> list[Phrase]:
 def _pattern(text: str) -> re.Pattern[str]:
     left = r"(?<!\w)" if re.match(r"\w", text[0]) else ""
     right = r"(?!\w)" if re.match(r"\w", text[-1]) else ""
-    return re.compile(left + re.escape(text) + right)
+    return re.compile(left + re.escape(text) + right, 0 if CASE_SENSITIVE else re.IGNORECASE)
 
 
-def _occurrences(text: str, pattern: re.Pattern[str]) -> Iterable[tuple[int, int, int]]:
-    """(start, end, line) of the first OCCURRENCES_KEPT matches, within a line each (the
-    phrase holds no line break)."""
-    line, counted = 1, 0
-    for n, m in enumerate(pattern.finditer(text)):
-        if n == OCCURRENCES_KEPT:
-            return
-        line += text.count("\n", counted, m.start())
-        counted = m.start()
-        yield m.start(), m.end(), line
+def fts_phrase(text: str) -> str:
+    """The FTS5 query for a phrase: its tokens in a row, in the chunk text column (FTS5 cuts
+    the quoted string with the table's own tokenizer, so the tokens are the index's)."""
+    return 'text : "' + text.replace('"', '""') + '"'
 
 
 def find(
     store: Store, snapshot_id: int, phrases: list[Phrase], paths: list[str] | None
 ) -> tuple[dict[tuple[str, int], Evidence], list[PhraseReport]]:
-    """Where each phrase occurs exactly in the snapshot (within `paths`, if given): the chunks
-    holding one, keyed by (path, chunk id), and what each phrase found."""
+    """Where each phrase occurs exactly in the snapshot (within `paths`, if given; never in
+    docs): the chunks holding one, keyed by (path, chunk id), and what each phrase found."""
     conn = store.conn
-    path_json = json.dumps(paths) if paths is not None else None
+    base = {
+        "snapshot": snapshot_id,
+        "paths": json.dumps(paths) if paths is not None else None,
+        "unlifted": json.dumps(sorted(UNLIFTED_ROLES)),
+        "limit": MAX_CANDIDATES + 1,
+    }
     reports = [PhraseReport(p) for p in phrases]
-    spans: list[list[int]] = []
+    texts: dict[int, str] = {}  # blob id -> stored text, read once per call
+    evidence: dict[tuple[str, int], Evidence] = {}
     for index, phrase in enumerate(phrases):
-        params = {
-            "expr": fts_expression([[phrase.text]]),
-            "snapshot": snapshot_id,
-            "paths": path_json,
-            "limit": MAX_CANDIDATES + 1,
-        }
-        rows = conn.execute(phrase_sql.PHRASE_CANDIDATES, params).fetchall()
+        rows = conn.execute(
+            phrase_sql.PHRASE_CANDIDATES, {**base, "fts": fts_phrase(phrase.text)}
+        ).fetchall()
         if len(rows) > MAX_CANDIDATES:
             reports[index].status, reports[index].files = "common", None
             continue
         pattern = _pattern(phrase.text)
-        for blob_id, content, size in rows:
-            spans.extend(
-                [blob_id, start, end, index, line]
-                for start, end, line in _occurrences(codec.unpack(content, size), pattern)
-            )
-    evidence: dict[tuple[str, int], Evidence] = {}
-    held: dict[int, set[str]] = {}
-    in_docs: set[int] = set()
-    roles: dict[str, str] = {}
-    if spans:
-        params = {"spans": json.dumps(spans), "snapshot": snapshot_id, "paths": path_json}
-        for row in conn.execute(phrase_sql.PHRASE_CHUNKS, params):
-            path, chunk_id, sha, start, end, kind, symbol, language, index, line = row
-            if roles.setdefault(path, path_role(path)) in UNLIFTED_ROLES:
-                in_docs.add(index)
-                continue
-            held.setdefault(index, set()).add(path)
-            ev = evidence.get((path, chunk_id))
-            if ev is None:
-                ev = Evidence(path, chunk_id, sha, start, end, kind, symbol, language, line=line)
-                evidence[(path, chunk_id)] = ev
+        found: dict[tuple[str, int], tuple[Evidence, int]] = {}
+        lines: dict[int, int | None] = {}  # chunk id -> first line holding the phrase
+        for path, chunk_id, blob_id, sha, start, end, first, last, kind, symbol, lang in rows:
+            if chunk_id not in lines:
+                if blob_id not in texts:
+                    texts[blob_id] = codec.unpack(
+                        *conn.execute(sql.BLOB_CONTENT, (blob_id,)).fetchone()
+                    )
+                text = texts[blob_id]
+                m = pattern.search(text, first, last)
+                lines[chunk_id] = None if m is None else start + text.count("\n", first, m.start())
+            line = lines[chunk_id]
+            if line is not None:
+                ev = evidence.get((path, chunk_id)) or Evidence(
+                    path, chunk_id, sha, start, end, kind, symbol, lang, line=line
+                )
+                found[(path, chunk_id)] = (ev, line)
+        holders = {path for path, _ in found}
+        reports[index].files = len(holders)
+        if len(holders) > MAX_FILES:
+            reports[index].status = "common"
+            continue
+        if holders:
+            reports[index].status = "matched"
+        for key, (ev, line) in found.items():
             ev.phrases.add(index)
             ev.line = min(ev.line, line)
-    common = set()
-    for index, report in enumerate(reports):
-        if report.status == "common":
-            continue
-        report.files = len(held.get(index, ()))
-        if report.files > MAX_FILES:
-            report.status = "common"
-            common.add(index)
-        elif report.files:
-            report.status = "matched"
-        elif index in in_docs:
-            report.status = "docs"
-    if common:
-        for ev in evidence.values():
-            ev.phrases -= common
-        evidence = {key: ev for key, ev in evidence.items() if ev.phrases}
+            evidence[key] = ev
     return evidence, reports
 
 
