@@ -204,8 +204,9 @@ def test_in_chunk_mode_the_top_chunk_holds_the_string_and_explains_where(repo):
     line = CLI.split("\n").index('        raise UsageError("Missing command.")') + 1
     assert evidence["phrases"] == ["Missing command."] and evidence["line"] == line
     assert evidence["rank"] == 1 and evidence["score"] == 1.0
+    standout = top["explain"].get("rank", {}).get("standout", 0.0)  # the ranking stage's share
     assert top["explain"]["fused"] == pytest.approx(
-        sum(ch["contribution"] for ch in top["explain"]["channels"].values()), abs=1e-5
+        sum(ch["contribution"] for ch in top["explain"]["channels"].values()) + standout, abs=1e-5
     )
     # Every chunk holding it ranks above every chunk that does not.
     held = [phrase_of(r) is not None for r in response["results"]]
