@@ -43,7 +43,10 @@ from pathlib import Path
 from bench import baselines, corpora, devcorpora, devsets, metrics, quality
 from pix.index import index_repository
 from pix.query import QueryEngine
+from pix.retrieve.route import CHANNELS
 
+# Every channel but the phrase step (pix.retrieve.phrase): what the phrase step adds.
+NO_PHRASES = {"channels": list(CHANNELS)}
 FULL: dict[str, dict] = {
     "pix default": {},
     "dense alone": {"channels": ["dense"]},
@@ -51,6 +54,7 @@ FULL: dict[str, dict] = {
     "ident alone": {"channels": ["ident"]},
     "path alone": {"channels": ["path"]},
     "pix without priors": {"priors": False},
+    "pix without phrases": NO_PHRASES,
 }
 # On a database indexed with --static-only: "pix default" is then what a fresh index answers
 # with before the transformer has run (the dense channel has no vectors yet).
@@ -59,13 +63,18 @@ STATIC: dict[str, dict] = {
     "static alone": {"channels": ["static"]},
     "bm25 alone": {"channels": ["bm25"]},
     "pix static-only without priors": {"priors": False},
+    "pix static-only without phrases": NO_PHRASES,
 }
 KEYWORD: dict[str, dict] = {
-    "pix keyword (bm25+ident+path)": {"channels": ["bm25", "ident", "path"]},
+    "pix keyword (bm25+ident+path+phrase)": {"channels": ["bm25", "ident", "path", "phrase"]},
     "bm25 alone": {"channels": ["bm25"]},
     "ident alone": {"channels": ["ident"]},
     "path alone": {"channels": ["path"]},
-    "pix keyword without priors": {"channels": ["bm25", "ident", "path"], "priors": False},
+    "pix keyword without priors": {
+        "channels": ["bm25", "ident", "path", "phrase"],
+        "priors": False,
+    },
+    "pix keyword without phrases": {"channels": ["bm25", "ident", "path"]},
 }
 BASELINE = "BM25 baseline (bm25s, files)"
 SEMBLE = "semble lexical (peer, no model)"

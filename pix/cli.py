@@ -197,7 +197,7 @@ def query(
         list[str] | None,
         typer.Option(
             "--channel",
-            metavar="dense|static|bm25|ident|path|evidence",
+            metavar="dense|static|bm25|ident|path|evidence|phrase",
             help="This channel only; repeatable.",
         ),
     ] = None,

@@ -20,6 +20,7 @@ from pix.output.budget import apply_budget
 from pix.output.result import Result
 from pix.output.shown import Redactions, ShownFile
 from pix.pathglob import glob_regex
+from pix.retrieve import phrase
 from pix.retrieve.evidence import embed_query, embed_static
 from pix.retrieve.rank import by_file, rescore
 from pix.retrieve.route import CHANNELS, Route, route
@@ -164,8 +165,9 @@ def check_request(request: QueryRequest) -> list[str]:
         if value not in allowed:
             raise UsageError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
     for name in request.channels or []:
-        if name not in CHANNELS:
-            raise UsageError(f"unknown channel {name!r}; channels are {', '.join(CHANNELS)}")
+        if name not in CHANNELS and name != phrase.CHANNEL:
+            names = ", ".join((*CHANNELS, phrase.CHANNEL))
+            raise UsageError(f"unknown channel {name!r}; channels are {names}")
     if request.context_lines < 0:
         raise UsageError("contextLines must be 0 or more")
     if request.max_characters is not None and request.max_characters < 1:
@@ -200,6 +202,7 @@ class Retrieval:
     snapshot: Snapshot
     hits: list[Hit]
     route: Route
+    phrases: list[dict] = field(default_factory=list)  # what each phrase of the query found
 
 
 def refresh_first(
@@ -277,7 +280,13 @@ def retrieve(
         store, snapshot.id, request.query, r, vector, paths, request.fusion, request.priors,
         static_vector,
     )  # fmt: skip
-    return Retrieval(snapshot, rescore(hits, request.fusion), r)
+    hits = rescore(hits, request.fusion)
+    reports: list[dict] = []
+    if phrase.enabled(request.channels):
+        hits, reports = phrase.rank_phrases(
+            store, snapshot.id, request.query, r, hits, paths, request.fusion, request.priors
+        )
+    return Retrieval(snapshot, hits, r, reports)
 
 
 def coverage_warning(chunks: int, embedded: int, static: int = 0) -> list[str]:
@@ -353,6 +362,7 @@ def run_query(
             "weights": found.route.weights,
             "priors": request.priors,
             "candidates": len(found.hits),
+            "phrases": found.phrases,
         }
     return response
 

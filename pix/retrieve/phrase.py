@@ -1,0 +1,289 @@
+"""Exact strings: a phrase of the query that occurs word for word in the repository puts the
+chunks holding it first.
+
+Phrases (`phrases_of`): the whole query, and each quoted span of it ("...", '...', `...`, “...”;
+a single quote right after a letter is an apostrophe), when it is one line of MIN_CHARS to
+MAX_CHARS characters, of MIN_WORDS words or more and as many word tokens. A pasted error
+message, log line or constant is often all the query there is; a one-word span (`choose()`,
+`--group`, `NO_COLOR`) is a name, which the identifier and BM25 channels already weigh, and
+which tests and docs repeat.
+
+Occurs exactly: case-sensitive, within one line, on word boundaries (a phrase that starts or
+ends with a letter, digit or `_` must not be the middle of a longer word there). An FTS5 phrase
+query on `chunk_fts` narrows (the phrase's tokens in a row: stemmed and case-folded, a superset),
+and each candidate chunk is verified on its stored text. The stored text
+has its secrets masked (pix.ingest.mask), so the phrase is masked the same way first: a pasted
+line holding a secret finds the line showing `[REDACTED:kind]`, and no part of a secret can
+ever match, so what matches cannot spell one out.
+
+Which holders count: files of every role but docs. Documentation quotes commit subjects, option
+names and messages verbatim (a changelog lists every change by its subject), so an occurrence
+there says little about where the thing lives: on the commit-subject sets, lifting changelogs
+cost up to 0.15 MRR per set (bench/phrase_bench.py --sweep). Docs are not even read (their
+changelogs are the largest files to verify). A phrase held by more than MAX_FILES files narrows
+nothing and is left out ("common").
+
+Every chunk holding a phrase joins the fused list through the `phrase` channel: rank 1, score =
+the number of the query's phrases it holds, and a weight that lifts any such chunk above every
+chunk without one, whatever the path priors: 1 + the route's total weight / the smallest prior
+factor (for RRF a channel's rank-1 share is weight / (k + 1)). Among themselves, phrase chunks
+keep the order their other evidence and priors give them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field, replace
+
+from pix.ingest.mask import PLACEHOLDER, mask
+from pix.ingest.redact import may_hold_secret
+from pix.retrieve.priors import ROLE_FACTORS, path_role
+from pix.retrieve.route import Route
+from pix.retrieve.search import RRF_K, Hit
+from pix.store import codec, phrase_sql, sql
+from pix.store.db import Store
+
+CHANNEL = "phrase"
+MIN_CHARS = 12
+MIN_WORDS = 2
+MAX_CHARS = 200
+MAX_PHRASES = 8  # quoted spans of a long query: the longest are the most specific
+MAX_FILES = 5
+MAX_CANDIDATES = 500  # chunk rows matching the FTS5 phrase: more, and it is common anyway
+UNLIFTED_ROLES = frozenset({"docs"})
+CASE_SENSITIVE = True  # bench/phrase_bench.py --sweep measures the other choices too
+
+_TOKEN = re.compile(r"\w+")
+_QUOTED = re.compile(
+    r'"([^"\n]+)"'
+    r"|(?<![\w'])'([^'\n]+)'(?![\w'])"
+    r"|`([^`\n]+)`"
+    r"|“([^”\n]+)”"
+)
+
+
+@dataclass(frozen=True)
+class Phrase:
+    text: str  # as matched: the query's text with its secrets masked
+    source: str  # 'query' (the whole query) | 'quoted'
+
+
+@dataclass
+class PhraseReport:
+    """What one phrase found: for the query-level explanation."""
+
+    phrase: Phrase
+    status: str = "absent"  # 'matched' | 'absent' | 'common'
+    files: int | None = 0  # holders that count (not docs); None: too many candidates to count
+
+    def describe(self) -> dict:
+        return {
+            "text": self.phrase.text,
+            "source": self.phrase.source,
+            "status": self.status,
+            "files": self.files,
+        }
+
+
+@dataclass
+class Evidence:
+    """The phrases one chunk (at one path) holds, and the chunk itself."""
+
+    path: str
+    chunk_id: int
+    blob_sha: str
+    start_line: int
+    end_line: int
+    kind: str
+    symbol: str | None
+    language: str
+    phrases: set[int] = field(default_factory=set)
+    line: int = 0  # the first line holding one of them
+
+
+def enabled(channels: list[str] | None) -> bool:
+    return channels is None or CHANNEL in channels
+
+
+def _stored_form(text: str) -> str | None:
+    """The text as the index would store it: secrets masked (code rules: no language); None
+    when little else is left (a pasted secret alone would match every masked secret)."""
+    if not may_hold_secret(text):
+        return text
+    masked = mask(text, None).text
+    rest = PLACEHOLDER.sub("", masked)
+    return masked if len(rest.strip()) >= MIN_CHARS else None
+
+
+def qualifies(text: str) -> bool:
+    return (
+        "\n" not in text
+        and MIN_CHARS <= len(text) <= MAX_CHARS
+        and len(text.split()) >= MIN_WORDS
+        and len(_TOKEN.findall(text)) >= MIN_WORDS  # what the FTS5 phrase query narrows by
+    )
+
+
+def phrases_of(query: str) -> list[Phrase]:
+    """The query's phrases: the whole query if it qualifies, then its quoted spans that do,
+    longest first (at most MAX_PHRASES in all), each once."""
+    candidates = [(query.strip(), "query")]
+    spans = []
+    for m in _QUOTED.finditer(query):
+        span = next(g for g in m.groups() if g is not None).strip()
+        spans.append((-len(span), m.start(), span))
+    candidates += [(span, "quoted") for _, _, span in sorted(spans)]
+    found: dict[str, Phrase] = {}
+    for text, source in candidates:
+        stored = _stored_form(text) if qualifies(text) else None
+        if stored is not None:
+            found.setdefault(stored, Phrase(stored, source))
+    return list(found.values())[:MAX_PHRASES]
+
+
+def _pattern(text: str) -> re.Pattern[str]:
+    left = r"(?<!\w)" if re.match(r"\w", text[0]) else ""
+    right = r"(?!\w)" if re.match(r"\w", text[-1]) else ""
+    return re.compile(left + re.escape(text) + right, 0 if CASE_SENSITIVE else re.IGNORECASE)
+
+
+def fts_phrase(text: str) -> str:
+    """The FTS5 query for a phrase: its tokens in a row, in the chunk text column (FTS5 cuts
+    the quoted string with the table's own tokenizer, so the tokens are the index's)."""
+    return 'text : "' + text.replace('"', '""') + '"'
+
+
+def find(
+    store: Store, snapshot_id: int, phrases: list[Phrase], paths: list[str] | None
+) -> tuple[dict[tuple[str, int], Evidence], list[PhraseReport]]:
+    """Where each phrase occurs exactly in the snapshot (within `paths`, if given; never in
+    docs): the chunks holding one, keyed by (path, chunk id), and what each phrase found."""
+    conn = store.conn
+    base = {
+        "snapshot": snapshot_id,
+        "paths": json.dumps(paths) if paths is not None else None,
+        "unlifted": json.dumps(sorted(UNLIFTED_ROLES)),
+        "limit": MAX_CANDIDATES + 1,
+    }
+    reports = [PhraseReport(p) for p in phrases]
+    texts: dict[int, str] = {}  # blob id -> stored text, read once per call
+    evidence: dict[tuple[str, int], Evidence] = {}
+    for index, phrase in enumerate(phrases):
+        rows = conn.execute(
+            phrase_sql.PHRASE_CANDIDATES, {**base, "fts": fts_phrase(phrase.text)}
+        ).fetchall()
+        if len(rows) > MAX_CANDIDATES:
+            reports[index].status, reports[index].files = "common", None
+            continue
+        pattern = _pattern(phrase.text)
+        found: dict[tuple[str, int], tuple[Evidence, int]] = {}
+        lines: dict[int, int | None] = {}  # chunk id -> first line holding the phrase
+        for path, chunk_id, blob_id, sha, start, end, first, last, kind, symbol, lang in rows:
+            if chunk_id not in lines:
+                if blob_id not in texts:
+                    texts[blob_id] = codec.unpack(
+                        *conn.execute(sql.BLOB_CONTENT, (blob_id,)).fetchone()
+                    )
+                text = texts[blob_id]
+                m = pattern.search(text, first, last)
+                lines[chunk_id] = None if m is None else start + text.count("\n", first, m.start())
+            line = lines[chunk_id]
+            if line is not None:
+                ev = evidence.get((path, chunk_id)) or Evidence(
+                    path, chunk_id, sha, start, end, kind, symbol, lang, line=line
+                )
+                found[(path, chunk_id)] = (ev, line)
+        holders = {path for path, _ in found}
+        reports[index].files = len(holders)
+        if len(holders) > MAX_FILES:
+            reports[index].status = "common"
+            continue
+        if holders:
+            reports[index].status = "matched"
+        for key, (ev, line) in found.items():
+            ev.phrases.add(index)
+            ev.line = min(ev.line, line)
+            evidence[key] = ev
+    return evidence, reports
+
+
+def phrase_weight(route: Route, priors: bool) -> float:
+    """A weight that lifts every phrase chunk above every chunk without a phrase: no fused score
+    without one exceeds the total weight (times 1 / (k + 1) for RRF), and no prior shrinks a
+    score by more than the smallest factor."""
+    floor = min(ROLE_FACTORS.values()) if priors else 1.0
+    return 1.0 + sum(route.weights.values()) / floor
+
+
+def apply(
+    hits: list[Hit],
+    evidence: dict[tuple[str, int], Evidence],
+    phrases: list[Phrase],
+    route: Route,
+    fusion: str,
+    priors: bool,
+) -> list[Hit]:
+    """The fused list with the phrase channel added: chunks holding a phrase gain its
+    contribution (those the other channels missed join the list), and the list is ordered again
+    the way the retrieval statement orders it (score, path, line, chunk)."""
+    if not evidence:
+        return hits
+    evidence = dict(evidence)  # popped below as hits claim their evidence
+    weight = phrase_weight(route, priors)
+    unit = weight / (RRF_K + 1) if fusion == "rrf" else weight
+
+    def channel(ev: Evidence) -> dict:
+        n = len(ev.phrases)
+        return {
+            "rank": 1,
+            "score": float(n),
+            "weight": weight,
+            "contribution": unit * n,
+            "phrases": [phrases[i].text for i in sorted(ev.phrases)],
+            "line": ev.line,
+        }
+
+    def factor(role: str) -> float:
+        return ROLE_FACTORS[role] if priors else 1.0
+
+    out = []
+    for hit in hits:
+        ev = evidence.pop((hit.path, hit.chunk_id), None)
+        if ev is None:
+            out.append(hit)
+            continue
+        ch = channel(ev)
+        fused = hit.fused + ch["contribution"]
+        channels = dict(sorted({**hit.channels, CHANNEL: ch}.items()))
+        out.append(replace(hit, fused=fused, score=fused * factor(hit.role), channels=channels))
+    for ev in evidence.values():  # chunks no other channel found
+        ch = channel(ev)
+        role = path_role(ev.path)
+        out.append(
+            Hit(
+                ev.path, ev.chunk_id, ev.blob_sha, ev.start_line, ev.end_line, ev.kind,
+                ev.symbol, ch["contribution"] * factor(role), ch["contribution"], role,
+                ev.language, {CHANNEL: ch},
+            )
+        )  # fmt: skip
+    out.sort(key=lambda h: (-h.score, h.path, h.start_line, h.chunk_id))
+    return out
+
+
+def rank_phrases(
+    store: Store,
+    snapshot_id: int,
+    query: str,
+    route: Route,
+    hits: list[Hit],
+    paths: list[str] | None,
+    fusion: str,
+    priors: bool,
+) -> tuple[list[Hit], list[dict]]:
+    """The phrase step after fusion: the hits reordered, and what each phrase found."""
+    phrases = phrases_of(query)
+    if not phrases:
+        return hits, []
+    evidence, reports = find(store, snapshot_id, phrases, paths)
+    return apply(hits, evidence, phrases, route, fusion, priors), [r.describe() for r in reports]
