@@ -25,8 +25,8 @@ nothing and is left out ("common").
 
 Every chunk holding a phrase joins the fused list through the `phrase` channel: rank 1, score =
 the number of the query's phrases it holds, and a weight that lifts any such chunk above every
-chunk without one, whatever the path priors: 1 + the route's total weight / the smallest prior
-factor (for RRF a channel's rank-1 share is weight / (k + 1)). Among themselves, phrase chunks
+chunk without one, whatever the path priors and the ranking stage: 1 + the most any chunk or
+file can score (pix.retrieve.rank.ceiling) / the smallest prior factor. Among themselves, phrase chunks
 keep the order their other evidence and priors give them.
 """
 
@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 
 from pix.ingest.mask import PLACEHOLDER, mask
 from pix.ingest.redact import may_hold_secret
+from pix.retrieve import rank
 from pix.retrieve.priors import ROLE_FACTORS, path_role
 from pix.retrieve.route import Route
 from pix.retrieve.search import RRF_K, Hit
@@ -209,11 +210,12 @@ def find(
 
 
 def phrase_weight(route: Route, priors: bool) -> float:
-    """A weight that lifts every phrase chunk above every chunk without a phrase: no fused score
-    without one exceeds the total weight (times 1 / (k + 1) for RRF), and no prior shrinks a
-    score by more than the smallest factor."""
+    """A weight that lifts every phrase chunk above every chunk (and file) without a phrase: no
+    score without one exceeds the ranking stage's ceiling (pix.retrieve.rank.ceiling: every
+    channel's rank 1, the largest standing-out bonus and file evidence; DBSF scores are
+    smaller), and no prior shrinks a score by more than the smallest factor."""
     floor = min(ROLE_FACTORS.values()) if priors else 1.0
-    return 1.0 + sum(route.weights.values()) / floor
+    return 1.0 + rank.ceiling(route.weights) / floor
 
 
 def apply(

@@ -42,6 +42,19 @@ STANDOUT = {"dense": 0.3, "static": 0.15, "bm25": 0.15}
 STANDOUT_TOP = 20
 FILE_DECAY = 0.35
 FILE_CHUNKS = 5
+# The largest z a score reaches against the STANDOUT_TOP best it is one of (population sd).
+STANDOUT_Z_MAX = (STANDOUT_TOP - 1) / STANDOUT_TOP**0.5
+# A file scores at most this multiple of its best chunk (every next chunk as strong).
+FILE_EVIDENCE_MAX = 1 + sum(FILE_DECAY**i for i in range(1, FILE_CHUNKS))
+
+
+def ceiling(weights: dict[str, float]) -> float:
+    """The most a chunk or file can score under these channel weights, in RRF rank-1 shares
+    (1 / (k + 1)): rank 1 in every channel, the largest standing-out bonus, the most file
+    evidence. A step that must outrank everything (pix.retrieve.phrase) weighs more."""
+    standout = sum(weights.get(name, 0.0) * factor for name, factor in STANDOUT.items())
+    standout *= STANDOUT_Z_MAX * (RRF_K + 1) / RRF_K
+    return (sum(weights.values()) + standout) * FILE_EVIDENCE_MAX
 
 
 def _order(hit: Hit) -> tuple:
