@@ -14,6 +14,7 @@ the server keeps serving.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import threading
@@ -375,6 +376,14 @@ def serve(db: str | None = None, cwd: str | None = None, refresh: bool = True) -
     interrupt.set_grace(MCP_INTERRUPT_GRACE_SECONDS)
 
     async def main() -> None:
+        # After Ctrl-C asyncio's shutdown reports the cancelled tasks' exception groups with a
+        # traceback on stderr; the one line of pix.interrupt is all a user should see.
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(
+            lambda loop, context: (
+                None if interrupt.requested() else loop.default_exception_handler(context)
+            )
+        )
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 

@@ -26,8 +26,8 @@ nothing and is left out ("common").
 Every chunk holding a phrase joins the fused list through the `phrase` channel: rank 1, score =
 the number of the query's phrases it holds, and a weight that lifts any such chunk above every
 chunk without one, whatever the path priors and the ranking stage: 1 + the most any chunk or
-file can score (pix.retrieve.rank.ceiling) / the smallest prior factor. Among themselves, phrase chunks
-keep the order their other evidence and priors give them.
+file can score (pix.retrieve.rank.ceiling) / the smallest prior factor. Among themselves,
+phrase chunks keep the order their other evidence and priors give them.
 """
 
 from __future__ import annotations
