@@ -260,6 +260,22 @@ def issueloc_queries() -> list[dict]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
+def issueloc_commits(root: Path, qs: list[dict]) -> dict[str, str]:
+    """Base commit -> the commit indexed (the same, unless the mirror lacks some blobs)."""
+    return {
+        sha: devcorpora.complete_commit(root, sha)
+        for sha in dict.fromkeys(q["base_commit"] for q in qs)
+    }
+
+
+def issueloc_set(short: str) -> tuple[Path, list[dict], dict[str, str]]:
+    """One issueloc repository: its clone, its issues and the commits to ask them at."""
+    repo = ISSUELOC_REPOS[short]
+    qs = [q for q in issueloc_queries() if q["repo"] == repo]
+    root = devcorpora.clone(repo)
+    return root, qs, issueloc_commits(root, qs)
+
+
 def issueloc(names: list[str], run: Run) -> Iterator[Table]:
     """One table per repository as soon as it is done, then the pooled table."""
     qs_all = issueloc_queries()
@@ -273,11 +289,7 @@ def issueloc(names: list[str], run: Run) -> Iterator[Table]:
         if missing:
             raise RuntimeError(f"{repo}: base commits missing from the mirror: {missing[:3]}")
         root = devcorpora.clone(repo)
-        # Base commit -> the commit indexed (the same, unless the mirror lacks some blobs).
-        indexed = {
-            sha: devcorpora.complete_commit(root, sha)
-            for sha in dict.fromkeys(q["base_commit"] for q in qs)
-        }
+        indexed = issueloc_commits(root, qs)
         replaced = {a: b for a, b in indexed.items() if a != b}
         embed = run.embed and short in run.issueloc_embed
         db = build_db(f"issueloc-{short}", root, run, embed, list(indexed.values()))

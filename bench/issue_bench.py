@@ -78,17 +78,11 @@ def set_steps(steps: frozenset, limit: int, weights: dict | None = None) -> None
 
 
 def open_repo(short: str, variant: str) -> tuple[QueryEngine, list[dict], dict] | None:
-    repo = ISSUELOC_REPOS[short]
     db = devcorpora.database(f"issueloc-{short}", variant)
     if not db.exists():
         print(f"  {short}: no database at {db}; run bench.devbench --reuse first", file=sys.stderr)
         return None
-    root = devcorpora.clone(repo)
-    qs = [q for q in devbench.issueloc_queries() if q["repo"] == repo]
-    at = {
-        sha: devcorpora.complete_commit(root, sha)
-        for sha in dict.fromkeys(q["base_commit"] for q in qs)
-    }
+    root, qs, at = devbench.issueloc_set(short)
     engine = QueryEngine(db=str(db), cwd=str(root))
     with engine.store.read():
         indexed = {

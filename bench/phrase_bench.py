@@ -59,13 +59,7 @@ def corpora_of(names: list[str], run: devbench.Run) -> Iterator[tuple[str, Path,
                 yield f"exact:{part}", root, db, [q for q in qs if q["set"] == part]
         elif name.startswith("issueloc:"):
             short = name.split(":", 1)[1]
-            repo = devbench.ISSUELOC_REPOS[short]
-            qs = [q for q in devbench.issueloc_queries() if q["repo"] == repo]
-            root = devcorpora.clone(repo)
-            at = {
-                sha: devcorpora.complete_commit(root, sha)
-                for sha in dict.fromkeys(q["base_commit"] for q in qs)
-            }
+            root, qs, at = devbench.issueloc_set(short)
             db = devbench.build_db(f"issueloc-{short}", root, run, False, list(at.values()))
             yield name, root, db, [{**q, "at": at[q["base_commit"]]} for q in qs]
         else:

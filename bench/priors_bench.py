@@ -162,13 +162,7 @@ def collect(names: list[str], systems: list[str], folder: str | None) -> dict[st
                 jobs.append((QueryEngine(db=str(db), cwd=str(root)), part, lambda q: None))
         elif name.startswith("issueloc:"):
             short = name.split(":", 1)[1]
-            repo = devbench.ISSUELOC_REPOS[short]
-            qs = [q for q in devbench.issueloc_queries() if q["repo"] == repo]
-            root = devcorpora.clone(repo)
-            at = {
-                sha: devcorpora.complete_commit(root, sha)
-                for sha in dict.fromkeys(q["base_commit"] for q in qs)
-            }
+            root, qs, at = devbench.issueloc_set(short)
             db = devbench.build_db(f"issueloc-{short}", root, run, False, list(at.values()))
             engine = QueryEngine(db=str(db), cwd=str(root))
             jobs.append((engine, qs, lambda q, at=at: at[q["base_commit"]]))
