@@ -282,7 +282,7 @@ def retrieve(
     )  # fmt: skip
     hits = rescore(hits, request.fusion)
     reports: list[dict] = []
-    if phrase.enabled(request.channels):
+    if phrase.enabled(request.channels, r.shape):
         hits, reports = phrase.rank_phrases(
             store, snapshot.id, request.query, r, hits, paths, request.fusion, request.priors
         )

@@ -306,3 +306,21 @@ def test_a_phrase_is_searched_in_the_asked_commit_only(tmp_path, embedder):
     then = query(QueryRequest("Legacy flag is gone", explain=True, at=first), cwd=str(root))
     assert then["explain"]["phrases"][0]["status"] == "matched"
     assert then["results"][0]["path"] == "app.py"
+
+
+def test_an_issue_reports_quoted_spans_are_left_to_the_issue_route(repo):
+    report = (
+        "Running the tool with no arguments prints an unhelpful error.\n\n"
+        "Steps: I ran `tool` in an empty folder and got \"Missing command.\" instead of the\n"
+        "usage text. I expected the list of commands, as `tool --help` prints it. This\n"
+        "happens with every shell I tried and with a fresh settings file; the settings are\n"
+        "read before the arguments are checked, which seems wrong to me as well, and the\n"
+        "message should name the commands that exist.\n"
+    )
+    assert len(report) >= 400  # an issue by its length (pix.retrieve.evidence)
+    response = ask(repo, report)
+    assert response["explain"]["shape"] == "issue"
+    assert response["explain"]["phrases"] == []
+    assert all("phrase" not in r["explain"]["channels"] for r in response["results"])
+    asked = ask(repo, report, channels=[*NO_PHRASES, "phrase"])  # by name it still runs
+    assert any(p["status"] == "matched" for p in asked["explain"]["phrases"])
