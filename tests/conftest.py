@@ -220,3 +220,12 @@ def pix(*args: str, cwd: Path | None = None, stdin: str | None = None, env: dict
 def pix_json(*args: str, **kw):
     code, out, err = pix(*args, **kw)
     return code, json.loads(out) if out.strip() else None, err
+
+
+def default_sigint() -> None:
+    """preexec_fn for a pix that a test signals: a harness that runs the suite in the
+    background (nohup, `cmd &`) starts it with SIGINT ignored, which children inherit and
+    Python then leaves ignored, so the signal would never arrive."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -311,7 +311,7 @@ def test_a_phrase_is_searched_in_the_asked_commit_only(tmp_path, embedder):
 def test_an_issue_reports_quoted_spans_are_left_to_the_issue_route(repo):
     report = (
         "Running the tool with no arguments prints an unhelpful error.\n\n"
-        "Steps: I ran `tool` in an empty folder and got \"Missing command.\" instead of the\n"
+        'Steps: I ran `tool` in an empty folder and got "Missing command." instead of the\n'
         "usage text. I expected the list of commands, as `tool --help` prints it. This\n"
         "happens with every shell I tried and with a fresh settings file; the settings are\n"
         "read before the arguments are checked, which seems wrong to me as well, and the\n"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import apsw
 import pytest
-from conftest import commit, git, pix, pix_json, write
+from conftest import commit, default_sigint, git, pix, pix_json, write
 
 from pix.errors import DatabaseError, NotIndexedError, UsageError
 from pix.index import embed_pending, index_repository
@@ -553,6 +553,7 @@ def test_interrupted_first_index_leaves_no_database(make_repo):
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_sigint,
     )
     deadline = time.monotonic() + 120
     while not db.exists() and proc.poll() is None and time.monotonic() < deadline:

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import apsw
-from conftest import GIT_ENV, new_repo, pix, pix_json
+from conftest import GIT_ENV, default_sigint, new_repo, pix, pix_json
 
 from pix.interrupt import MESSAGE
 
@@ -66,6 +66,7 @@ def start(*args: str, cwd: Path, stdin: int | None = None) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**os.environ, **GIT_ENV},
+        preexec_fn=default_sigint,
     )
 
 

@@ -27,6 +27,7 @@ from pix.store import codec
 # another `pix index` (chunking up to 400 files under the write lock): seconds on a busy machine.
 BUSY_TIMEOUT_MS = 60_000
 
+SCHEMA_RETRIES = 5
 SQLITE_FAILURES = (apsw.NotADBError, apsw.CorruptError, apsw.CantOpenError, apsw.IOError)
 
 MIGRATION_TABLE = """
@@ -296,9 +297,25 @@ def open_store(path: Path, *, create: bool, check: bool = False) -> Store:
             raise NotIndexedError(
                 f"no pix index at {path}", hint="run `pix index` in the repository first"
             )
-    try:
-        conn = _connect(path, new=not applied)
-        _migrate(conn, applied)
-    except SQLITE_FAILURES as exc:
-        raise DatabaseError(f"cannot use {path}: {exc}") from None
-    return Store(conn, path)
+    for attempt in range(SCHEMA_RETRIES):
+        try:
+            conn = _connect(path, new=not applied)
+            try:
+                _migrate(conn, applied)
+            except BaseException:
+                conn.close()
+                raise
+            return Store(conn, path)
+        except apsw.SchemaChangeError:
+            # Another pix migrated the file between this one's look and its first statement
+            # (six first indexes at once, on a loaded machine: "vtable constructor failed:
+            # blob_trigram"). A fresh connection reads the new schema.
+            if attempt == SCHEMA_RETRIES - 1:
+                raise DatabaseError(
+                    f"cannot use {path}: its schema kept changing while pix opened it",
+                    hint="run the command again",
+                ) from None
+            applied = _inspect(path, check) if path.exists() else []
+        except SQLITE_FAILURES as exc:
+            raise DatabaseError(f"cannot use {path}: {exc}") from None
+    raise AssertionError("unreachable")
