@@ -154,11 +154,9 @@ def rpc(proc: subprocess.Popen, message: dict) -> None:
     proc.stdin.flush()
 
 
-def test_sigint_stops_an_mcp_server_in_the_middle_of_a_tool_call(tmp_path):
-    repo = new_repo(tmp_path / "repo", code_files(60, 6))
-    db = repo / ".pix.db"
-    code, _, err = pix("index", "--no-embed", cwd=repo)
-    assert code == 0, err
+def start_mcp(repo: Path) -> subprocess.Popen:
+    """`pix mcp` in `repo`, initialised over raw JSON-RPC (a client library would handle
+    SIGINT itself)."""
     proc = start("mcp", cwd=repo, stdin=subprocess.PIPE)
     assert proc.stdout is not None
     rpc(
@@ -176,6 +174,15 @@ def test_sigint_stops_an_mcp_server_in_the_middle_of_a_tool_call(tmp_path):
     )
     assert json.loads(proc.stdout.readline())["id"] == 1
     rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return proc
+
+
+def test_sigint_stops_an_mcp_server_in_the_middle_of_a_tool_call(tmp_path):
+    repo = new_repo(tmp_path / "repo", code_files(60, 6))
+    db = repo / ".pix.db"
+    code, _, err = pix("index", "--no-embed", cwd=repo)
+    assert code == 0, err
+    proc = start_mcp(repo)
     rpc(
         proc,
         {
@@ -199,21 +206,6 @@ def test_sigint_stops_an_idle_mcp_server(tmp_path):
     repo = new_repo(tmp_path / "repo", code_files(1, 2))
     code, _, err = pix("index", "--no-embed", cwd=repo)
     assert code == 0, err
-    proc = start("mcp", cwd=repo, stdin=subprocess.PIPE)
-    assert proc.stdout is not None
-    rpc(
-        proc,
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "pix-tests", "version": "1"},
-            },
-        },
-    )
-    assert json.loads(proc.stdout.readline())["id"] == 1  # serving, and waiting for stdin
+    proc = start_mcp(repo)  # serving, and waiting for stdin
     delay, _, err = interrupt(proc)
     assert_interrupted(proc, delay, err, "pix mcp (idle)")
