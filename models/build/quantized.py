@@ -29,29 +29,16 @@ from __future__ import annotations
 
 import argparse
 import collections
-import hashlib
-import importlib
 import json
 import logging
 import sys
 import tempfile
 from pathlib import Path
 
+from pix.ingest.embed import sha256_file, source_model_path
+
 MODELS = Path(__file__).resolve().parent.parent
 OUTPUT = MODELS / "quantized" / "minilm-int8-dynamic.onnx"
-
-
-def shipped_path() -> Path:
-    spec = json.loads((MODELS / "manifest.json").read_text(encoding="utf-8"))["source"]
-    module = importlib.import_module(spec["module"])
-    path = Path(module.__file__).parent / spec["file"]
-    if sha256_file(path) != spec["sha256"]:
-        raise SystemExit(f"{path} does not match the sha256 in models/manifest.json")
-    return path
-
-
-def sha256_file(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def float_graph(source: Path, target: Path) -> int:
@@ -101,7 +88,7 @@ def build(target: Path) -> None:
     logging.getLogger().setLevel(logging.ERROR)  # its "consider pre-processing" advice
     with tempfile.TemporaryDirectory(prefix="pix-quantize-") as tmp:
         floats = Path(tmp) / "float.onnx"
-        count = float_graph(shipped_path(), floats)
+        count = float_graph(source_model_path(), floats)
         if count != 36:  # 6 layers x (Q, K, V, attention output, two feed-forward)
             raise SystemExit(f"expected 36 int8 MatMul weights in the shipped file, found {count}")
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib
 import json
 import re
 import sys
@@ -41,25 +40,14 @@ from pathlib import Path
 
 import numpy as np
 
+from pix.ingest.embed import sha256_file, source_model_path
+
 MODELS = Path(__file__).resolve().parent.parent
 OUTPUT = MODELS / "static" / "minilm-static.npy"
 DIMS = 256
 SIF_COEFFICIENT = 1e-4
 BATCH = 1024
 SPECIAL = re.compile(r"\[(PAD|UNK|CLS|SEP|MASK|unused\d+)\]")
-
-
-def onnx_path() -> Path:
-    spec = json.loads((MODELS / "manifest.json").read_text(encoding="utf-8"))["source"]
-    module = importlib.import_module(spec["module"])
-    path = Path(module.__file__).parent / spec["file"]
-    if sha256_file(path) != spec["sha256"]:
-        raise SystemExit(f"{path} does not match the sha256 in models/manifest.json")
-    return path
-
-
-def sha256_file(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def vocabulary() -> tuple[int, np.ndarray, int, int]:
@@ -85,7 +73,7 @@ def token_outputs(size: int, cls: int, sep: int) -> np.ndarray:
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     session = ort.InferenceSession(
-        str(onnx_path()), sess_options=options, providers=["CPUExecutionProvider"]
+        str(source_model_path()), sess_options=options, providers=["CPUExecutionProvider"]
     )
     ids = np.arange(size, dtype=np.int64)
     out = []

@@ -55,7 +55,8 @@ def model_path() -> Path:
 
 
 def source_model_path() -> Path:
-    """The model pix's models were made from (models/build/), from its PyPI wheel."""
+    """The model pix's models were made from (models/build/), from its PyPI wheel, checked
+    against the sha256 in the manifest."""
     spec = manifest()["source"]
     try:
         module = importlib.import_module(spec["module"])
@@ -64,7 +65,10 @@ def source_model_path() -> Path:
             f"the source model package is not installed ({spec['package']})",
             hint=f"pip install '{spec['package']}'",
         ) from None
-    return Path(module.__file__).parent / spec["file"]
+    path = Path(module.__file__).parent / spec["file"]
+    if sha256_file(path) != spec["sha256"]:
+        raise PixError(f"{path} does not match the sha256 in models/manifest.json")
+    return path
 
 
 def check_identity(recorded: dict[str, str | None]) -> None:
@@ -79,7 +83,7 @@ def check_identity(recorded: dict[str, str | None]) -> None:
             )
 
 
-def _sha256(path: Path) -> str:
+def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -106,7 +110,7 @@ class Embedder:
         path = model_file or model_path()
         if model_file is None and (not path.exists() or path.stat().st_size != m["model"]["size"]):
             raise PixError(f"the embedding model file is missing or incomplete: {path}")
-        if verify and model_file is None and _sha256(path) != m["model"]["sha256"]:
+        if verify and model_file is None and sha256_file(path) != m["model"]["sha256"]:
             raise PixError(f"the embedding model file does not match models/manifest.json: {path}")
         self.max_tokens = int(m["max_tokens"])
         self.dims = int(m["dims"])
