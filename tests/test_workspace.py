@@ -1,0 +1,54 @@
+"""Workspace files: pix.toml / .pix-workspace.json -> named shards."""
+
+import json
+
+import pytest
+
+from pix.errors import UsageError
+from pix.workspace import from_databases, load_workspace
+
+
+def test_toml_paths_are_relative_to_the_file(tmp_path):
+    (tmp_path / "api").mkdir()
+    (tmp_path / "pix.toml").write_text(
+        '[[repo]]\npath = "api"\n\n[[repo]]\nname = "docs"\ndb = "store/docs.db"\n'
+    )
+    ws = load_workspace(tmp_path)
+    assert ws.names() == ["api", "docs"]
+    api, docs = ws.shards
+    assert api.root == (tmp_path / "api").resolve()
+    assert api.db == (tmp_path / "api" / ".pix.db").resolve()
+    assert docs.root is None and docs.db == (tmp_path / "store" / "docs.db").resolve()
+    assert ws.select(["docs"]).names() == ["docs"]
+    with pytest.raises(UsageError, match="no repository named web"):
+        ws.select(["web"])
+
+
+def test_json_workspace_and_db_names(tmp_path):
+    (tmp_path / ".pix-workspace.json").write_text(
+        json.dumps({"repo": [{"db": "a/.pix.db"}, {"db": "b.pix.db"}]})
+    )
+    assert load_workspace(tmp_path).names() == ["a", "b"]
+    assert from_databases([str(tmp_path / "x" / ".pix.db"), "y.db"]).names() == ["x", "y"]
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[[repo]]\nname = 'a'\n", "needs a `path` or a `db`"),
+        ("[[repo]]\npath = 'a'\n[[repo]]\ndb = 'a/x.db'\nname = 'a'\n", "two repositories"),
+        ("[[repo]]\npath = 'a'\ncolour = 1\n", "unknown keys colour"),
+        ("[[repo]]\npath = 'a'\nname = 'no spaces'\n", "has the name"),
+        ("repo = [\n", "not valid"),
+        ("title = 'x'\n", "no \\[\\[repo\\]\\] entries"),
+    ],
+)
+def test_bad_workspaces_are_one_line_usage_errors(tmp_path, text, message):
+    (tmp_path / "pix.toml").write_text(text)
+    with pytest.raises(UsageError, match=message):
+        load_workspace(tmp_path / "pix.toml")
+
+
+def test_missing_workspace(tmp_path):
+    with pytest.raises(UsageError, match="no pix.toml"):
+        load_workspace(tmp_path)
