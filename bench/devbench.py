@@ -505,8 +505,8 @@ def summary(tables: dict[str, Table]) -> Table:
 
 
 # Distinct model inputs (chunks with the same embedding text share one run of the model).
-DISTINCT_INPUTS = "SELECT count(DISTINCT embed_sha) FROM chunk"
-EMBED_RATE = 40.0  # chunks/s of the int8 MiniLM on this 2-core machine (bench/index_bench.py)
+DISTINCT_INPUTS = "SELECT count(DISTINCT embed_key) FROM chunk"
+EMBED_RATE = 60.0  # chunks/s of the int8 MiniLM on this 2-core machine (bench/ready_bench.py)
 
 
 def costs(names: list[str], run: Run) -> Table:

@@ -7,8 +7,8 @@ bench/README.md):
   first ten ranks of a channel are worth nearly the same, so a chunk that two channels rank
   fifth beats one that a single channel ranks first by a wide margin. That drowns a channel
   that knows: on NL->function questions the dense channel's first hit is right three times in
-  four, and fusion buries it. So each chunk also gets, per scored channel (dense, static,
-  bm25), a bonus for how far its raw score stands above that channel's top STANDOUT_TOP
+  four, and fusion buries it. So each chunk also gets, per scored channel (dense, bm25), a
+  bonus for how far its raw score stands above that channel's top STANDOUT_TOP
   scores: weight x STANDOUT[channel] x max(z, 0) / k, z = (score - mean) / sd of those. A
   clear winner gains, a crowd of near-equal scores gains nothing. DBSF already fuses scores,
   so it is left alone there.
@@ -35,10 +35,11 @@ from pix.retrieve.search import RRF_K, Hit
 
 # The channels with a raw score worth comparing, and how much standing out counts in each. The
 # transformer's lead is the surest sign (on NL->function questions its first hit is right 92-99%
-# of the time when it leads the second by more than one standard deviation); the static tier and
-# BM25 leads say less. 0.3 for dense: 0.5 lifts NL->function further but costs the language sets
-# embedded with the transformer 0.014 nDCG@10.
-STANDOUT = {"dense": 0.3, "static": 0.15, "bm25": 0.15}
+# of the time when it leads the second by more than one standard deviation); BM25 leads say
+# less. 0.3 for dense: 0.5 lifts NL->function further but costs the language sets embedded with
+# the transformer 0.014 nDCG@10. The static tier's lead says nothing: a bonus of 0.15 for it cost
+# the 16 commit sets 0.008 nDCG@10 / 0.010 MRR@10 static-only (bench/devbench.py --static-only).
+STANDOUT = {"dense": 0.3, "bm25": 0.15}
 STANDOUT_TOP = 20
 FILE_DECAY = 0.35
 FILE_CHUNKS = 5
