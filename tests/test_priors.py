@@ -1,7 +1,7 @@
 """Path priors outside Python, end to end: a real repository indexed into real SQLite, asked
-in file mode. Build and package metadata, a C project's regress/ folder, benchmark folders and
-a .NET test project name the same words as the implementation; the implementation must come
-first, and --no-priors must give those files their plain scores back."""
+in file mode. Build and package metadata, a C project's regress/ folder, benchmark folders, a
+.NET test project and a man page name the same words as the implementation; the implementation
+must come first, and --no-priors must give those files their plain scores back."""
 
 from __future__ import annotations
 
@@ -42,6 +42,11 @@ FILES = {
         "// websocket reconnect backoff jitter\n// websocket reconnect backoff jitter\n"
         "class Bench { }\n"
     ),
+    # A man page beside the code (tmux.1) documents every option by name.
+    "client.1": (
+        ".Dd $Mdocdate$\n.Sh WEBSOCKET RECONNECT\nwebsocket reconnect backoff jitter\n"
+        ".Pp\nwebsocket reconnect backoff jitter\n"
+    ),
 }
 ROLES = {
     "src/Client/Reconnect.cs": "source",
@@ -50,6 +55,7 @@ ROLES = {
     "src/Client.Tests/ReconnectTests.cs": "test",
     "regress/reconnect.sh": "test",
     "benchmarks/reconnect.cs": "test",
+    "client.1": "docs",
 }
 
 
