@@ -42,6 +42,11 @@ FILES = {
         "// websocket reconnect backoff jitter\n// websocket reconnect backoff jitter\n"
         "class Bench { }\n"
     ),
+    # .NET analyzer settings describe every rule in prose.
+    "eng/analyzers/Library.globalconfig": (
+        "# websocket reconnect backoff jitter\n# websocket reconnect backoff jitter\n"
+        "dotnet_diagnostic.CA1000.severity = none\n"
+    ),
     # A man page beside the code (tmux.1) documents every option by name.
     "client.1": (
         ".Dd $Mdocdate$\n.Sh WEBSOCKET RECONNECT\nwebsocket reconnect backoff jitter\n"
@@ -56,6 +61,7 @@ ROLES = {
     "regress/reconnect.sh": "test",
     "benchmarks/reconnect.cs": "test",
     "client.1": "docs",
+    "eng/analyzers/Library.globalconfig": "config",
 }
 
 
