@@ -47,6 +47,11 @@ FILES = {
         "# websocket reconnect backoff jitter\n# websocket reconnect backoff jitter\n"
         "dotnet_diagnostic.CA1000.severity = none\n"
     ),
+    # A lock file lists the package by name, with its dependencies.
+    "bun.lock": (
+        '{"packages": {"websocket-reconnect": ["websocket reconnect backoff jitter"],\n'
+        '  "jitter": ["websocket reconnect backoff jitter"]}}\n'
+    ),
     # A man page beside the code (tmux.1) documents every option by name.
     "client.1": (
         ".Dd $Mdocdate$\n.Sh WEBSOCKET RECONNECT\nwebsocket reconnect backoff jitter\n"
@@ -61,6 +66,7 @@ ROLES = {
     "regress/reconnect.sh": "test",
     "benchmarks/reconnect.cs": "test",
     "client.1": "docs",
+    "bun.lock": "config",
     "eng/analyzers/Library.globalconfig": "config",
 }
 
