@@ -99,6 +99,11 @@ ECOSYSTEMS: dict[str, Ecosystem] = {
     ),
     "elixir": Ecosystem(frozenset({"ex"}), include=r"^lib/"),
     "lua": Ecosystem(frozenset({"lua"}), include=r"^(lua|plugin)/"),
+    # Python: test modules live beside the code in some projects (test_*.py, conftest.py).
+    "python": Ecosystem(
+        frozenset({"py"}),
+        exclude=r"(^|/)(test_[^/]*|[^/]*_tests?|conftest|setup|noxfile|tasks)\.py$",
+    ),
 }
 
 
@@ -111,6 +116,10 @@ class RepoSet:
     pin: str = "HEAD"  # a ref of the mirror, resolved to a sha when the set is built
     since: str = ""  # only commits after this date (git log --since)
     note: str = ""
+    # "commitloc" sets are devbench's language sets; "commitloc-shards" follow the same rules
+    # but only bench/shards_bench.py reads them (20 repositories in one workspace), so
+    # devbench's language table is unchanged by them.
+    kind: str = "commitloc"
 
 
 # Moderate, well-known, actively maintained projects, none of them in a public retrieval
@@ -157,6 +166,18 @@ REPO_SETS: dict[str, RepoSet] = {
         RepoSet("scalafmt", "scalameta/scalafmt", "Scala", "scala"),
         RepoSet("oban", "oban-bg/oban", "Elixir", "elixir"),
         RepoSet("gitsigns", "lewis6991/gitsigns.nvim", "Lua", "lua"),
+        # Python projects that only issueloc used so far; never flask or scrapy (held out).
+        # Not sphinx: its .gitattributes sets a working-tree-encoding that the snapshot's
+        # checkout cannot round-trip (tests/roots/*/wrongenc.inc), so seaborn stands in.
+        *(
+            RepoSet(name, repo, "Python", "python", kind="commitloc-shards")
+            for name, repo in (
+                ("pytest", "pytest-dev/pytest"),
+                ("seaborn", "mwaskom/seaborn"),
+                ("pylint", "pylint-dev/pylint"),
+                ("xarray", "pydata/xarray"),
+            )
+        ),
     )
 }
 
@@ -339,7 +360,7 @@ def build_set(spec: RepoSet, out: Path = HERE) -> dict:
     counts["files_at_pin"] = len(tree)
     meta = {
         "name": spec.name,
-        "kind": "commitloc",
+        "kind": spec.kind,
         "repository": f"https://github.com/{spec.repo}",
         "repo": spec.repo,
         "language": spec.language,

@@ -50,6 +50,18 @@ app = typer.Typer(
 DbOption = Annotated[
     Path | None, typer.Option("--db", help="Database file (default: $PIX_DB or <root>/.pix.db).")
 ]
+DbsOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--db", help="Database file (default: $PIX_DB or <root>/.pix.db); repeat for several."
+    ),
+]
+WorkspaceOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--workspace", help="Ask the repositories of this pix.toml (or a folder holding one)."
+    ),
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine output on stdout.")]
 ShowSecretsOption = Annotated[
     bool,
@@ -211,8 +223,9 @@ def query(
         bool, typer.Option("--copy", help="Also put the formatted text on the clipboard.")
     ] = False,
     show_secrets: ShowSecretsOption = False,
-    db: DbOption = None,
+    db: DbsOption = None,
     cwd: Annotated[Path | None, typer.Option("--cwd", help="Run as if in this folder.")] = None,
+    workspace: WorkspaceOption = None,
 ) -> None:
     """Search the index: ranked chunks, or whole files with --file."""
     from pix.query import QueryRequest
@@ -240,23 +253,44 @@ def query(
         if max_characters is None:
             request.max_characters = terminal_budget(Format.json if as_json else fmt)
     warn_revealed(show_secrets)
-    response = run(
-        request, db=str(db) if db else None, cwd=str(cwd) if cwd else None, reveal=show_secrets
-    )
+    shards = _workspace(workspace, db)
+    if shards is not None:
+        from pix.shards import query_workspace
+
+        response = query_workspace(shards, request, reveal=show_secrets)
+    else:
+        response = run(request, **_where({"db": db, "cwd": cwd}), reveal=show_secrets)
     emit_response(response, Format.json if as_json else fmt, copy)
 
 
 @app.command()
-def status(db: DbOption = None, as_json: JsonOption = False) -> None:
+def status(
+    db: DbsOption = None, as_json: JsonOption = False, workspace: WorkspaceOption = None
+) -> None:
     """What the database holds and whether the work tree changed since it was indexed."""
+    from pix.output.render import render_status
     from pix.status import status as run
 
-    report = run(db=str(db) if db else None)
+    shards = _workspace(workspace, db)
+    if shards is not None:
+        from pix.shards_tools import status_shards
+
+        report = status_shards(shards)
+        if as_json:
+            emit_json(report)
+            return
+        for repo in report["repos"]:
+            fresh = "fresh" if repo["fresh"] else "not fresh"
+            sys.stdout.write(f"== {repo['name']} ({fresh})\n")
+            if "status" in repo:
+                sys.stdout.write(render_status(repo["status"]))
+            else:
+                sys.stdout.write(f"error: {repo['error']['message']}\n")
+        return
+    report = run(**_where({"db": db, "cwd": None}))
     if as_json:
         emit_json(report)
         return
-    from pix.output.render import render_status
-
     sys.stdout.write(render_status(report))
 
 
@@ -330,7 +364,19 @@ def _with_query_options(*names: str) -> Callable[[Callable[..., None]], Callable
 
 
 def _where(options: dict) -> dict:
-    return {key: str(options[key]) if options[key] else None for key in ("db", "cwd")}
+    """db and cwd for the one-database path (several --db make a workspace: _workspace)."""
+    db = options["db"]
+    if isinstance(db, list):
+        if len(db) > 1:
+            raise errors.UsageError("this command takes one --db")
+        db = db[0] if db else None
+    return {"db": str(db) if db else None, "cwd": str(options["cwd"]) if options["cwd"] else None}
+
+
+def _workspace(workspace: Path | None, dbs: list[Path] | None):
+    from pix.shards import workspace_from
+
+    return workspace_from(str(workspace) if workspace else None, [str(d) for d in dbs or []])
 
 
 @app.command("mcp")
@@ -340,17 +386,21 @@ def mcp(
     no_refresh: Annotated[
         bool, typer.Option("--no-refresh", help="Never re-index changed files before a query.")
     ] = False,
+    workspace: WorkspaceOption = None,
 ) -> None:
     """Serve pix to agents over MCP (stdio): query, aliases, status and index tools."""
     from pix.mcp import serve
 
-    serve(db=str(db) if db else None, cwd=str(cwd) if cwd else None, refresh=not no_refresh)
+    serve(
+        db=str(db) if db else None, cwd=str(cwd) if cwd else None, refresh=not no_refresh,
+        workspace=_workspace(workspace, [db] if db else None) if workspace else None,
+    )  # fmt: skip
 
 
 @app.command("pack")
 @_with_query_options(
     "only_path", "ignore_path", "at", "fusion", "no_priors", "channel", "refresh", "fmt",
-    "as_json", "input_", "copy", "show_secrets", "db", "cwd",
+    "as_json", "input_", "copy", "show_secrets", "db", "cwd", "workspace",
 )  # fmt: skip
 def pack_cmd(
     text: Annotated[str | None, typer.Argument(metavar="QUESTION", help="What to gather.")] = None,
@@ -388,7 +438,18 @@ def pack_cmd(
             priors=not o["no_priors"], channels=o["channel"] or None, refresh=o["refresh"],
         )  # fmt: skip
     warn_revealed(options["show_secrets"])
-    response = run(request, **_where(options), reveal=options["show_secrets"])
+    shards = _workspace(options["workspace"], options["db"])
+    if shards is not None:
+        from pix.shards import ShardSet
+        from pix.shards_tools import pack_shards
+
+        opened = ShardSet(shards)
+        try:
+            response = pack_shards(opened, request, reveal=options["show_secrets"])
+        finally:
+            opened.close()
+    else:
+        response = run(request, **_where(options), reveal=options["show_secrets"])
     emit_pack(response, Format.json if options["as_json"] else options["fmt"], options["copy"])
 
 
@@ -437,8 +498,9 @@ def discover_cmd(
     ] = None,
     as_json: JsonOption = False,
     show_secrets: ShowSecretsOption = False,
-    db: DbOption = None,
+    db: DbsOption = None,
     cwd: Annotated[Path | None, typer.Option("--cwd", help="Run as if in this folder.")] = None,
+    workspace: WorkspaceOption = None,
 ) -> None:
     """Test several literal/regex hypotheses at once: ranked candidate files and coverage."""
     from pix.discover import discover as run
@@ -458,9 +520,21 @@ def discover_cmd(
             detailed, max_candidates,
         )  # fmt: skip
     warn_revealed(show_secrets)
-    response = run(
-        request, db=str(db) if db else None, cwd=str(cwd) if cwd else None, reveal=show_secrets
-    )
+    shards = _workspace(workspace, db)
+    if shards is not None:
+        from pix.shards_tools import discover_shards
+
+        response = discover_shards(shards, request, reveal=show_secrets)
+        if as_json:
+            emit_json(response)
+            return
+        for warning in response["warnings"]:
+            typer.echo(f"warning: {warning}", err=True)
+        for repo in response["repos"]:
+            sys.stdout.write(f"== {repo['name']}\n")
+            sys.stdout.write(render_text(repo["response"], from_flags=input_ is None))
+        return
+    response = run(request, **_where({"db": db, "cwd": cwd}), reveal=show_secrets)
     if as_json:
         emit_json(response)
         return

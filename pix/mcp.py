@@ -32,6 +32,8 @@ from pix.errors import NotIndexedError, PixError, UsageError, as_pix_error
 from pix.index import index_repository, locate
 from pix.pack import PackRequest
 from pix.query import QueryEngine, QueryRequest
+from pix.shards import ShardSet, query_shards
+from pix.workspace import Workspace
 
 # An agent's context is precious: no answer is longer than this unless the call asks for more.
 DEFAULT_MAX_CHARACTERS = 20_000
@@ -41,7 +43,12 @@ PACK_RESPONSE = "pack-response.v1.json"
 STATUS_RESPONSE = "status-response.v1.json"
 INDEX_RESPONSE = "index-response.v1.json"
 MCP_INTERRUPT_GRACE_SECONDS = 0.25
-ALIAS_WRITES = ("alias_add", "alias_remove")  # `index` checks its own file (index_repository)
+ALIAS_WRITES = ("alias_add", "alias_remove")
+# What these tools return for `pix mcp --workspace W` (query and pack keep their schemas).
+WORKSPACE_OUTPUTS = {
+    "status": "workspace-status-response.v1.json",
+    "discover": "discover-workspace-response.v1.json",
+}  # `index` checks its own file (index_repository)
 
 INSTRUCTIONS = (
     "pix searches the local git repository it was started in, by meaning, words and "
@@ -177,8 +184,14 @@ class PixMcp:
         cwd: str | None = None,
         refresh: bool = True,
         default_max_characters: int = DEFAULT_MAX_CHARACTERS,
+        workspace: Workspace | None = None,
     ) -> None:
+        """`workspace`: serve its repositories (pix.shards) instead of one database: query,
+        pack, discover and status span them (a `repos` argument narrows); the alias and
+        index tools need one repository and say so."""
         self.db, self.cwd, self.refresh = db, cwd, refresh
+        self.workspace = workspace
+        self._shards: ShardSet | None = None
         self.default_max_characters = default_max_characters
         self.specs = {s.name: s for s in tool_specs(default_max_characters, refresh)}
         self._lock = threading.Lock()
@@ -198,6 +211,9 @@ class PixMcp:
 
     def close(self) -> None:
         with self._lock:
+            if self._shards is not None:
+                self._shards.close()
+                self._shards = None
             if self._engine is not None:
                 self._engine.close()
                 self._engine = None
@@ -211,7 +227,9 @@ class PixMcp:
                     description=spec.description,
                     input_schema=copy.deepcopy(alias.bundled(_input_ref(spec.name))),
                     output_schema=(
-                        copy.deepcopy(alias.bundled(spec.output)) if spec.output else None
+                        copy.deepcopy(alias.bundled(output))
+                        if (output := self._output(spec))
+                        else None
                     ),
                     annotations=types.ToolAnnotations(
                         read_only_hint=spec.read_only,
@@ -222,6 +240,11 @@ class PixMcp:
                 )
             )
         return out
+
+    def _output(self, spec: ToolSpec) -> str | None:
+        if self.workspace is not None and spec.name in WORKSPACE_OUTPUTS:
+            return WORKSPACE_OUTPUTS[spec.name]
+        return spec.output
 
     def call(self, name: str, arguments: dict | None) -> types.CallToolResult:
         try:
@@ -238,6 +261,8 @@ class PixMcp:
         if problem:
             raise UsageError(problem)
         with self._lock:
+            if self.workspace is not None:
+                return self._workspace_call(name, args)
             self._follow_file()
             answer = self._handlers[name](args)
             if name in ALIAS_WRITES and self._engine is not None:
@@ -246,6 +271,32 @@ class PixMcp:
             return answer
 
     # --- handlers: called with the lock held ---------------------------------------------
+
+    def _workspace_call(self, name: str, args: dict) -> dict:
+        """A tool over the workspace's shards (opened on first use, kept warm; a shard that
+        could not be opened is tried again on each call)."""
+        from pix.shards_tools import discover_shards, pack_shards, status_shards
+
+        if name == "status":
+            return status_shards(self.workspace)
+        if name == "discover":
+            return discover_shards(self.workspace, args)
+        if name not in ("query", "pack"):
+            raise UsageError(
+                f"the {name} tool needs one repository; this server answers for the "
+                f"workspace {self.workspace.source or ''}".rstrip(),
+                hint="start `pix mcp` in the repository (or with --db) for aliases and index",
+            )
+        if self._shards is None:
+            self._shards = ShardSet(self.workspace)
+        else:
+            self._shards.reopen_failed()
+        if name == "pack":
+            return pack_shards(self._shards, PackRequest.from_json(args), auto_refresh=self.refresh)
+        request = QueryRequest.from_json(args)
+        if request.max_characters is None:
+            request.max_characters = self.default_max_characters
+        return query_shards(self._shards, request, auto_refresh=self.refresh)
 
     def _follow_file(self) -> None:
         """The file at the path may have been deleted or replaced (`pix index --rebuild`, a
@@ -366,9 +417,14 @@ def build_server(tools: PixMcp) -> Server:
     )
 
 
-def serve(db: str | None = None, cwd: str | None = None, refresh: bool = True) -> None:
+def serve(
+    db: str | None = None,
+    cwd: str | None = None,
+    refresh: bool = True,
+    workspace: Workspace | None = None,
+) -> None:
     """Serve over stdin/stdout until the client closes stdin. Nothing else may write stdout."""
-    tools = PixMcp(db=db, cwd=cwd, refresh=refresh)
+    tools = PixMcp(db=db, cwd=cwd, refresh=refresh, workspace=workspace)
     server = build_server(tools)
     # On Ctrl-C a server has nothing to unwind that SQLite does not guarantee by itself (a cut
     # call's transaction rolls back, its leases end with the process), and the thread reading

@@ -45,12 +45,13 @@ class PackRequest(JsonRequest):
     priors: bool = True
     channels: list[str] | None = None
     refresh: bool = False
+    repos: list[str] | None = None  # a workspace's repositories to ask (pix.shards)
 
     def query_request(self) -> QueryRequest:
         return QueryRequest(
             query=self.query, only_paths=self.only_paths, ignore_paths=self.ignore_paths,
             at=self.at, fusion=self.fusion, priors=self.priors, channels=self.channels,
-            refresh=self.refresh,
+            refresh=self.refresh, repos=self.repos,
         )  # fmt: skip
 
 

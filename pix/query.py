@@ -58,12 +58,17 @@ class QueryRequest(JsonRequest):
     priors: bool = True
     channels: list[str] | None = None
     refresh: bool = False
+    repos: list[str] | None = None  # a workspace's repositories to ask (pix.shards)
 
 
 class QueryEngine:
     """An open database plus, once needed, the model: what a long-lived server keeps warm."""
 
-    def __init__(self, db: str | None = None, cwd: str | None = None) -> None:
+    def __init__(
+        self, db: str | None = None, cwd: str | None = None, embedder=None, static=None
+    ) -> None:
+        """`embedder`, `static`: models to share with other engines (a workspace's shards
+        embed one query once, pix.shards); by default each engine loads its own on first use."""
         self.target = locate(cwd, db)
         self.store: Store = open_store(self.target.db, create=False)
         try:
@@ -72,8 +77,8 @@ class QueryEngine:
             self.store.close()
             raise
         register_functions(self.store)
-        self._embedder = None
-        self._static = None
+        self._embedder = embedder
+        self._static = static
         self._shown: dict[str, ShownFile] = {}
         self._shown_chars = 0
 
@@ -153,8 +158,9 @@ class QueryEngine:
         return self.answer(lambda: run_query(self, replace(request), reveal, auto_refresh))
 
 
-def check_request(request: QueryRequest) -> list[str]:
-    """Refuse what cannot be answered; clamp `top` with a warning (as seed 000 keeps)."""
+def check_request(request: QueryRequest, workspace: bool = False) -> list[str]:
+    """Refuse what cannot be answered; clamp `top` with a warning (as seed 000 keeps).
+    `workspace`: asked across a workspace's shards, where `repos` means something."""
     if not request.query or not request.query.strip():
         raise UsageError("the query is empty", hint='pix query "what you are looking for"')
     for name, value, allowed in (
@@ -173,6 +179,11 @@ def check_request(request: QueryRequest) -> list[str]:
     if request.max_characters is not None and request.max_characters < 1:
         raise UsageError("maxCharacters must be 1 or more")
     warnings = []
+    if request.repos and not workspace:
+        raise UsageError(
+            "repos names repositories of a workspace; this answers for one database",
+            hint="pix query --workspace W, or pix mcp --workspace W",
+        )
     if not TOP_MIN <= request.top <= TOP_MAX:
         clamped = min(max(request.top, TOP_MIN), TOP_MAX)
         warnings.append(f"top {request.top} is outside {TOP_MIN}-{TOP_MAX}; using {clamped}")

@@ -19,6 +19,8 @@ def header(result: Result) -> str:
         where = result.path
     else:
         where = f"{result.path}:{result.start_line}-{result.end_line}"
+    if result.repo:  # a workspace answer: which repository the path is relative to
+        where = f"{result.repo}: {where}"
     label = f" {result.kind} {result.symbol}" if result.mode == "chunk" and result.symbol else ""
     marker = " [truncated]" if result.truncated else ""
     return f"── {where}  score {result.score:.4f}{label}{marker}"
@@ -91,6 +93,7 @@ def from_response(response: dict) -> list[Result]:
                 context_after=context.get("after"),
                 truncated=item.get("truncated", False),
                 language=None,
+                repo=item.get("repo"),
             )
         )
     return out

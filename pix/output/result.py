@@ -23,3 +23,4 @@ class Result:
     context_after: str | None = None
     truncated: bool = False
     explain: dict = field(default_factory=dict)
+    repo: str | None = None  # the workspace repository it comes from (pix.shards)

@@ -1,0 +1,196 @@
+"""One question across the 20 development repositories (issue 13): latency and quality.
+
+    python -m bench.shards_bench [--mirrors DIR] [--queries N] [--latency N] [--threads 1,2]
+                                 [--betas 0,5,10,20] [--no-quality]
+
+The workspace is the 20 repositories with commit sets: the 14 language sets of bench/devsets,
+the shared requests and click sets, and the four `commitloc-shards` Python sets (pytest,
+sphinx, pylint, xarray). Every database is static-only (`pix index --static-only`: words,
+names and the static tier; the transformer for all 20 would take hours here): the 16 existing
+ones are read from devbench's `--reuse --static-only` cache (never written), the four others
+are built once into $PIX_BENCH_CACHE/shards/<model>-<indexer>/.
+
+Tables (stdout; progress on stderr):
+- latency: a warm ShardSet (databases open, model loaded, one pass first), `pix query` in file
+  mode, top 10, no content, on N shards (1, 5, 10, 20: the first N of the workspace's order,
+  which mixes sizes) with 1 and 2 threads; median and p90 ms of `query_shards` over the same
+  --latency queries (drawn evenly from the 20 sets), taken in turns.
+- quality: each repository's own commit set (--queries per set, the first N), asked of that
+  repository alone (`QueryEngine.query`, as devbench does) and of all 20 (`query_shards`);
+  MRR@10 / nDCG@10 / recall@5 where a result of another repository is a miss. One row per
+  repository, then the mean; one column pair per SHARD_BETA (0: plain merge of the shards'
+  own scores, the default marked *). Each query's shard rankings are computed once and merged
+  with every beta (pix.shards.merge is the function query_shards uses).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from bench import corpora, devcorpora, devsets, metrics, quality
+from pix.index import index_repository
+from pix.query import QueryRequest
+from pix.shards import SHARD_BETA, ShardSet, merge, query_shards, shard_ranking
+from pix.workspace import Shard, Workspace
+
+SHARED = ("requests", "click")
+NEW = tuple(devsets.committed_sets("commitloc-shards"))
+SIZES = (1, 5, 10, 20)
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def shard_sets() -> list[tuple[Shard, list[dict]]]:
+    """The 20 repositories: (shard, its queries)."""
+    out = []
+    for name in devsets.committed_sets("commitloc"):
+        meta, qs = devsets.load_set(name)
+        root = devcorpora.snapshot(meta["repo"], meta["pinned_commit"])
+        out.append((Shard(name, root, _cached(name)), qs))
+    for name in SHARED:
+        out.append(
+            (Shard(name, corpora.corpus(name), _cached(f"shared-{name}")), corpora.queries(name))
+        )
+    key = devcorpora.database("x", "-static").parent.name  # <model>-<indexer>-static
+    for name in NEW:
+        meta, qs = devsets.load_set(name)
+        root = devcorpora.snapshot(meta["repo"], meta["pinned_commit"])
+        db = corpora.cache_dir() / "shards" / key / f"{name}.db"
+        if not db.exists():
+            db.parent.mkdir(parents=True, exist_ok=True)
+            t0 = time.perf_counter()
+            index_repository(str(root), str(db), embed=False)
+            log(f"  {name}: indexed static-only in {time.perf_counter() - t0:.0f} s ({db})")
+        out.append((Shard(name, root, db), qs))
+    # Interleave sizes so that 5 and 10 shards are not all small or all large.
+    order = sorted(out, key=lambda sq: sq[0].db.stat().st_size)
+    mixed = [order[i] for i in _spread(len(order))]
+    return mixed
+
+
+def _spread(n: int) -> list[int]:
+    """0, n-1, 1, n-2, ...: smallest, largest, next smallest, ..."""
+    lo, hi, out = 0, n - 1, []
+    while lo <= hi:
+        out.append(lo)
+        if hi != lo:
+            out.append(hi)
+        lo, hi = lo + 1, hi - 1
+    return out
+
+
+def _cached(name: str) -> Path:
+    db = devcorpora.database(name, "-static")
+    if not db.exists():
+        raise SystemExit(
+            f"{db} is missing: run `python -m bench.devbench --sets all --reuse --static-only`"
+        )
+    return db
+
+
+def request(query: str) -> QueryRequest:
+    return QueryRequest(query=query, mode="file", top=10, no_content=True)
+
+
+def latency(sets, n_queries: int, threads: list[int]) -> list[tuple]:
+    pool = [q["query"] for _, qs in sets for q in qs[:3]]
+    step = max(1, len(pool) // n_queries)
+    queries = pool[::step][:n_queries]
+    rows = []
+    for size in SIZES:
+        workspace = Workspace(None, tuple(shard for shard, _ in sets[:size]))
+        opened = {t: ShardSet(workspace, threads=t) for t in threads}
+        for shards in opened.values():
+            for q in queries[:3]:  # warm: model, pages, kept vectors
+                query_shards(shards, request(q))
+        times: dict[int, list[float]] = {t: [] for t in threads}
+        for q in queries:
+            for t, shards in opened.items():
+                t0 = time.perf_counter()
+                query_shards(shards, request(q))
+                times[t].append((time.perf_counter() - t0) * 1000)
+        for t, shards in opened.items():
+            ms = sorted(times[t])
+            rows.append((size, t, len(ms), statistics.median(ms), ms[int(0.9 * (len(ms) - 1))]))
+            shards.close()
+        log(f"  latency: {size} shards done")
+    return rows
+
+
+def quality_rows(sets, per_set: int, betas: list[float]) -> list[tuple]:
+    workspace = Workspace(None, tuple(shard for shard, _ in sets))
+    shards = ShardSet(workspace, threads=2)
+    order = workspace.names()
+    rows = []
+    for shard, qs in sets:
+        engine = shards.engines[shard.name]
+        alone, across = [], {b: [] for b in betas}
+        t0 = time.perf_counter()
+        for q in qs[:per_set]:
+            gold = [f"{shard.name}/{g}" for g in q["gold_files"]]
+            own = quality.rank_files(engine, q["query"])
+            alone.append(([f"{shard.name}/{f}" for f in own], gold))
+            req = request(q["query"])
+            answers = shards.map(workspace.shards, lambda e, req=req: shard_ranking(e, req))
+            for beta in betas:
+                merged = merge(answers, order, 10, beta)
+                across[beta].append(([f"{n}/{h.path}" for n, h, _ in merged], gold))
+        m_alone = metrics.evaluate(alone)
+        row = [shard.name, len(alone), m_alone["mrr@10"], m_alone["ndcg@10"]]
+        for beta in betas:
+            m = metrics.evaluate(across[beta])
+            row += [m["mrr@10"], m["ndcg@10"]]
+        rows.append(tuple(row))
+        log(f"  quality: {shard.name} ({len(alone)} queries, {time.perf_counter() - t0:.0f} s)")
+    shards.close()
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--mirrors", help="folder of <owner>+<name>/repo bare git dirs")
+    parser.add_argument("--queries", type=int, default=100, help="queries per set (quality)")
+    parser.add_argument("--latency", type=int, default=60, help="queries timed per row")
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--betas", default=f"0,5,{SHARD_BETA:g},20")
+    parser.add_argument("--no-quality", action="store_true")
+    parser.add_argument("--no-latency", action="store_true")
+    args = parser.parse_args(argv)
+    devcorpora.set_mirrors(args.mirrors)
+    sets = shard_sets()
+    log(f"workspace: {', '.join(s.name for s, _ in sets)}")
+    print("Static-only databases (words, names, static tier; no transformer vectors).\n")
+    if not args.no_latency:
+        rows = latency(sets, args.latency, [int(t) for t in args.threads.split(",")])
+        print("| shards | threads | queries | median ms | p90 ms |\n|---:|---:|---:|---:|---:|")
+        for size, t, n, med, p90 in rows:
+            print(f"| {size} | {t} | {n} | {med:.1f} | {p90:.1f} |")
+        print()
+    if not args.no_quality:
+        betas = [float(b) for b in args.betas.split(",")]
+        rows = quality_rows(sets, args.queries, betas)
+        head = "| repository | queries | alone MRR@10 | alone nDCG@10 |"
+        head += "".join(
+            f" all 20 b={b:g}{'*' if b == SHARD_BETA else ''} MRR@10 | nDCG@10 |" for b in betas
+        )
+        print(head)
+        print("|---|---:|" + "---:|" * (2 + 2 * len(betas)))
+        for row in rows:
+            print(f"| {row[0]} | {row[1]} | " + " | ".join(f"{v:.3f}" for v in row[2:]) + " |")
+        means = [statistics.fmean(r[i] for r in rows) for i in range(2, len(rows[0]))]
+        print("| **mean** | | " + " | ".join(f"{v:.3f}" for v in means) + " |")
+        worst = [min(r[4 + 2 * j] - r[2] for r in rows) for j in range(len(betas))]
+        print(
+            "\nlargest loss of MRR@10 against alone, per beta: "
+            + ", ".join(f"b={b:g}: {w:+.3f}" for b, w in zip(betas, worst, strict=True))
+        )
+
+
+if __name__ == "__main__":
+    main()

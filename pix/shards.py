@@ -1,0 +1,373 @@
+"""One question across the databases of a workspace (issue 13): the shards' engines, and the
+cross-shard query that `pix query --workspace/--db A --db B`, aliases and MCP all call.
+
+Each shard answers on its own, exactly as `pix query` answers for that repository alone
+(its snapshot, route, channels ranked and fused in its own SQL, ranking stage, phrase step,
+file aggregation), so a large repository never crowds a small one out of a channel. The
+shards' lists are then merged by one cross-shard score that keeps every shard's own order:
+
+    merged = score in its shard x exp(SHARD_BETA x (shard's best meaning cosine - the best
+             of any shard))
+
+Within a shard the order is unchanged, so a repository's own answers keep their quality;
+what decides how shards interleave is a signal that is comparable between them: the cosine
+of the query's nearest chunk in each shard, in the one meaning space every shard shares (the
+transformer's when every answering shard has its vectors, else the static tier's). Plain RRF
+across shards would tie every shard's first hit; BM25 scores depend on each shard's own term
+statistics, so they are not compared. A shard whose nearest chunk is clearly farther from
+the query than another shard's gets its whole list scaled down. SHARD_BETA was chosen on the
+20 development repositories (bench/shards_bench.py).
+
+The query is embedded once for every shard (one model, shared; the vector is kept per text),
+and the shards are searched concurrently (SQLite and onnxruntime release the GIL). A shard
+that is missing, damaged, not a pix database or built with another model is named in
+`warnings` and the others answer; when none can, the first shard's error is raised.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+
+from pix.errors import PixError, UsageError
+from pix.output.budget import apply_budget
+from pix.output.result import Result
+from pix.output.shown import Redactions
+from pix.query import (
+    SCHEMA_VERSION,
+    QueryEngine,
+    QueryRequest,
+    _hydrate,
+    _shown_lines,
+    check_request,
+    project,
+    refresh_first,
+    retrieve,
+    warn_unrevealed,
+)
+from pix.retrieve.rank import by_file
+from pix.retrieve.search import RRF_K, Hit
+from pix.snapshot import Snapshot
+from pix.workspace import Shard, Workspace
+
+SHARD_BETA = 10.0  # how strongly the meaning gap between shards scales a shard's list
+MEANING = ("dense", "static")  # comparable across shards: one model, one static table
+THREADS = max(1, min(4, os.cpu_count() or 1))
+EMBED_KEPT = 8  # query vectors kept (a workspace embeds each query once, for every shard)
+
+
+class OnceEmbedder:
+    """An embedder shared by the shards' engines: the same texts are embedded once (the query
+    is the same for every shard); anything else is the wrapped embedder's."""
+
+    def __init__(self, load: Callable[[], object]) -> None:
+        self._load = load
+        self._model: object | None = None
+        self._kept: dict[tuple[str, ...], object] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def model(self):
+        with self._lock:
+            if self._model is None:
+                self._model = self._load()
+            return self._model
+
+    def embed_batch(self, texts: list[str]):
+        key = tuple(texts)
+        if len(key) > 64:  # an index run's batch: nothing to share
+            return self.model.embed_batch(texts)
+        with self._lock:
+            if key in self._kept:
+                return self._kept[key]
+        vectors = self.model.embed_batch(texts)
+        with self._lock:
+            self._kept[key] = vectors
+            while len(self._kept) > EMBED_KEPT:
+                self._kept.pop(next(iter(self._kept)))
+        return vectors
+
+    def __getattr__(self, name: str):
+        return getattr(self.model, name)
+
+
+def _load_embedder():
+    from pix.ingest.embed import Embedder
+
+    return Embedder()
+
+
+def _load_static():
+    from pix.ingest.static import StaticEmbedder
+
+    return StaticEmbedder()
+
+
+class ShardSet:
+    """The engines of a workspace's shards, opened once (what a server keeps warm). A shard
+    that cannot be opened is kept in `problems` with the reason, and asked again on the next
+    `reopen_failed` (a missing database may be indexed meanwhile)."""
+
+    def __init__(self, workspace: Workspace, threads: int = THREADS) -> None:
+        self.workspace = workspace
+        self.threads = threads
+        self.embedder = OnceEmbedder(_load_embedder)
+        self.static = OnceEmbedder(_load_static)
+        self.engines: dict[str, QueryEngine] = {}
+        self.problems: dict[str, PixError] = {}
+        for shard in workspace.shards:
+            self._open(shard)
+
+    def _open(self, shard: Shard) -> None:
+        try:
+            self.engines[shard.name] = QueryEngine(
+                db=str(shard.db), cwd=str(shard.root or shard.db.parent),
+                embedder=self.embedder, static=self.static,
+            )  # fmt: skip
+            self.problems.pop(shard.name, None)
+        except PixError as exc:
+            self.problems[shard.name] = exc
+
+    def reopen_failed(self) -> None:
+        for shard in self.workspace.shards:
+            if shard.name in self.problems:
+                self._open(shard)
+
+    def select(self, names: list[str] | None) -> list[Shard]:
+        """The shards named (all for None or []), in the workspace's order."""
+        return list(self.workspace.select(names).shards)
+
+    def close(self) -> None:
+        for engine in self.engines.values():
+            engine.close()
+        self.engines.clear()
+
+    def map(self, shards: list[Shard], work: Callable[[QueryEngine], object]) -> dict:
+        """`work` on each shard's engine, concurrently: name -> its value, or the PixError it
+        raised (an unopened shard's error). Engines are used by one thread at a time."""
+
+        def one(shard: Shard) -> object:
+            if shard.name in self.problems:
+                return self.problems[shard.name]
+            try:
+                return work(self.engines[shard.name])
+            except PixError as exc:
+                return exc
+
+        if self.threads <= 1 or len(shards) <= 1:
+            return {shard.name: one(shard) for shard in shards}
+        with ThreadPoolExecutor(max_workers=min(self.threads, len(shards))) as pool:
+            return dict(zip([s.name for s in shards], pool.map(one, shards), strict=True))
+
+
+def problem_warning(name: str, error: PixError) -> str:
+    hint = f" ({error.hint})" if error.hint else ""
+    return f"repository {name} did not answer: {error.message}{hint}"
+
+
+def raise_if_none(answers: dict, shards: list[Shard]) -> None:
+    """Every shard failed: the first one's error is the answer (its exit code too)."""
+    if answers and all(isinstance(a, PixError) for a in answers.values()):
+        raise answers[shards[0].name]
+
+
+@dataclass
+class ShardAnswer:
+    """One shard's ranked list for a request, before hydration."""
+
+    snapshot: Snapshot
+    ranked: list[Hit]
+    meaning: dict[str, float]  # meaning channel -> its best raw cosine in this shard
+    candidates: int
+    warnings: list[str] = field(default_factory=list)
+    refreshed: dict | None = None
+    route: object = None
+    phrases: list[dict] = field(default_factory=list)
+
+
+def shard_ranking(
+    engine: QueryEngine, request: QueryRequest, auto_refresh: bool = False, file_mode=None
+) -> ShardAnswer:
+    """What `pix query` ranks for this shard alone (chunks, or files), with its best
+    meaning cosines for the cross-shard merge."""
+    warnings: list[str] = []
+    request = replace(request)
+    refreshed, changed = refresh_first(engine, request, warnings, auto_refresh)
+    with engine.store.read():
+        found = engine.answer(lambda: retrieve(engine, request, warnings, changed))
+    meaning: dict[str, float] = {}
+    for hit in found.hits:
+        for name in MEANING:
+            channel = hit.channels.get(name)
+            if channel is not None and channel["score"] > meaning.get(name, -math.inf):
+                meaning[name] = channel["score"]
+    files = request.mode == "file" if file_mode is None else file_mode
+    ranked = by_file(found.hits) if files else found.hits
+    return ShardAnswer(
+        found.snapshot, ranked, meaning, len(found.hits), warnings, refreshed, found.route,
+        found.phrases,
+    )  # fmt: skip
+
+
+def shard_factors(answers: dict[str, ShardAnswer], beta: float = SHARD_BETA) -> dict:
+    """name -> (factor, channel, cosine): each shard's list is scaled by how far its nearest
+    chunk is from the best shard's, in the meaning space they all share (1 for all if none)."""
+    for channel in MEANING:
+        if all(channel in a.meaning for a in answers.values()):
+            best = max(a.meaning[channel] for a in answers.values())
+            return {
+                name: (math.exp(beta * (a.meaning[channel] - best)), channel, a.meaning[channel])
+                for name, a in answers.items()
+            }
+    return {name: (1.0, None, None) for name in answers}
+
+
+def merge(
+    answers: dict[str, ShardAnswer], order: list[str], top: int, beta: float = SHARD_BETA
+) -> list[tuple[str, Hit, float]]:
+    """The best `top` of all shards' lists by merged score (then workspace order, then each
+    shard's own order): (shard, hit, factor)."""
+    factors = shard_factors(answers, beta)
+    place = {name: i for i, name in enumerate(order)}
+    pooled = [
+        (hit.score * factors[name][0], place[name], i, name, hit)
+        for name, answer in answers.items()
+        for i, hit in enumerate(answer.ranked[:top])
+    ]
+    pooled.sort(key=lambda row: (-row[0], row[1], row[2]))
+    return [
+        (name, replace(hit, score=score), factors[name][0])
+        for score, _, _, name, hit in pooled[:top]
+    ]
+
+
+def query_shards(
+    shards: ShardSet,
+    request: QueryRequest,
+    repos: list[str] | None = None,
+    reveal: bool = False,
+    auto_refresh: bool = False,
+    beta: float = SHARD_BETA,
+) -> dict:
+    """The answer to one request across the workspace's shards (`repos`: only these): the
+    query response of schema/query-response.v2.json with `repo` on every result and
+    `repos`, what each shard answered from."""
+    request = replace(request)
+    warnings = check_request(request, workspace=True)
+    selected = shards.select(repos if repos is not None else request.repos)
+    raw = shards.map(selected, lambda engine: shard_ranking(engine, request, auto_refresh))
+    raise_if_none(raw, selected)
+    answers: dict[str, ShardAnswer] = {}
+    for shard in selected:
+        value = raw[shard.name]
+        if isinstance(value, PixError):
+            warnings.append(problem_warning(shard.name, value))
+        else:
+            answers[shard.name] = value
+            warnings.extend(f"{shard.name}: {w}" for w in value.warnings)
+    chosen = merge(answers, [s.name for s in selected], request.top, beta)
+    top_score = chosen[0][1].score if chosen else 0.0
+    results: list[Result] = []
+    files: dict[tuple[str, str, str], object] = {}
+    for name, hit, _ in chosen:
+        engine = shards.engines[name]
+        if not request.no_content:
+            files[(name, hit.blob_sha, hit.path)] = engine.shown(hit.blob_sha, hit.path, reveal)
+        one = {(hit.blob_sha, hit.path): files.get((name, hit.blob_sha, hit.path))}
+        (res,) = _hydrate(one, [hit], request, top_score, reveal)
+        res.repo = name
+        results.append(res)
+    results, budget_cut = apply_budget(results, request.max_characters)
+    redactions = Redactions(reveal)
+    for res in results:
+        lines = _shown_lines(res)
+        if lines:
+            shown = files[(res.repo, res.blob, res.path)]
+            redactions.add(f"{res.repo}/{res.blob}", shown.secrets_in(*lines), shown)
+    warn_unrevealed(((f"{r}: {p}", f) for (r, _, p), f in files.items()), reveal, warnings)
+    factors = shard_factors(answers, beta)
+    projected = []
+    for res, (name, _, factor) in zip(results, chosen, strict=False):
+        out = {"repo": name, **project(res, request, answers[name].snapshot)}
+        if request.explain:
+            _, channel, cosine = factors[name]
+            out["explain"]["shard"] = {
+                "factor": round(factor, 6),
+                "channel": channel,
+                "cosine": round(cosine, 6) if cosine is not None else None,
+            }
+        projected.append(out)
+    lead = chosen[0][0] if chosen else next(iter(answers))
+    total = sum(min(len(a.ranked), request.top) for a in answers.values())
+    response = {
+        "schemaVersion": SCHEMA_VERSION,
+        "mode": request.mode,
+        "query": request.query,
+        "snapshot": answers[lead].snapshot.describe(),
+        "results": projected,
+        "omitted": {"top": total - len(chosen), "budget": budget_cut},
+        "warnings": warnings,
+        "redactionSummary": redactions.summary(),
+        "repos": [
+            {
+                "name": name,
+                "snapshot": answer.snapshot.describe(),
+                "candidates": answer.candidates,
+                "results": sum(1 for n, _, _ in chosen[: len(results)] if n == name),
+                "factor": round(factors[name][0], 6),
+            }
+            for name, answer in answers.items()
+        ],
+    }
+    if request.mode == "file":
+        cut = chosen[len(results) :]
+        response["omitted"]["budgetFiles"] = [hit.path for _, hit, _ in cut]
+        response["omitted"]["budgetRepos"] = [name for name, _, _ in cut]
+    refreshed = {n: a.refreshed for n, a in answers.items() if a.refreshed}
+    if refreshed:
+        response["refreshed"] = refreshed
+    if request.explain:
+        first = answers[lead]
+        response["explain"] = {
+            "shape": first.route.shape,
+            "fusion": request.fusion,
+            "rrfK": RRF_K if request.fusion == "rrf" else None,
+            "weights": first.route.weights,
+            "priors": request.priors,
+            "candidates": sum(a.candidates for a in answers.values()),
+            "phrases": first.phrases,
+            "shardBeta": beta,
+        }
+    return response
+
+
+def query_workspace(
+    workspace: Workspace,
+    request: QueryRequest,
+    repos: list[str] | None = None,
+    reveal: bool = False,
+) -> dict:
+    """One query across a workspace: open its shards, answer, close."""
+    shards = ShardSet(workspace)
+    try:
+        return query_shards(shards, request, repos, reveal)
+    finally:
+        shards.close()
+
+
+def workspace_from(workspace: str | None, dbs: list[str] | None) -> Workspace | None:
+    """The workspace that `--workspace W` or several `--db` name; None for one database
+    (the single-repository path, unchanged)."""
+    from pix.workspace import from_databases, load_workspace
+
+    if workspace is not None and dbs:
+        raise UsageError("--workspace and --db are exclusive: list the databases in W")
+    if workspace is not None:
+        return load_workspace(workspace)
+    if dbs and len(dbs) > 1:
+        return from_databases(dbs)
+    return None

@@ -1,0 +1,221 @@
+"""`pix pack`, `pix discover` and `pix status` across a workspace's shards (issue 13).
+
+pack: the shards' fused chunk lists are merged as `pix query` merges them (pix.shards.merge:
+each shard's own order, scaled by the meaning gap to the best shard), then the one pack rule
+(pix.output.packet) chooses spans from the merged candidates; a span's path and citation are
+those of its repository, and its heading in the packet names the repository.
+discover: each shard runs the request on its own index; the candidates are merged by the
+discover ranking (distinct hypotheses, then matches), each naming its repository, and every
+shard's own response (coverage, next read) is kept under `repos`.
+status: every shard's `pix status`, or why it has none, with its freshness.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from pix.errors import PixError
+from pix.output import packet
+from pix.output.shown import Redactions
+from pix.output.tokens import Counter
+from pix.pack import OMITTED_LISTED, PackRequest, check_pack
+from pix.pack import SCHEMA_VERSION as PACK_VERSION
+from pix.query import check_request, citation, warn_unrevealed
+from pix.shards import ShardSet, merge, problem_warning, raise_if_none, shard_ranking
+from pix.workspace import Workspace
+
+WORKSPACE_STATUS_VERSION = 1  # schema/workspace-status-response.v1.json
+DISCOVER_WORKSPACE_VERSION = 1  # schema/discover-workspace-response.v1.json
+SEP = ": "  # a packet heading `repo: path`
+
+
+def pack_shards(
+    shards: ShardSet, request: PackRequest, reveal: bool = False, auto_refresh: bool = False
+) -> dict:
+    """The packet for one request across the workspace (schema/pack-response.v1.json, with
+    `repo` on every span and omitted item, and `repos`)."""
+    request = replace(request)
+    check_pack(request)
+    query = request.query_request()
+    warnings = check_request(query, workspace=True)
+    selected = shards.select(query.repos)
+    raw = shards.map(selected, lambda e: shard_ranking(e, query, auto_refresh, file_mode=False))
+    raise_if_none(raw, selected)
+    answers = {}
+    for shard in selected:
+        value = raw[shard.name]
+        if isinstance(value, PixError):
+            warnings.append(problem_warning(shard.name, value))
+        else:
+            answers[shard.name] = value
+            warnings.extend(f"{shard.name}: {w}" for w in value.warnings)
+    merged = merge(answers, [s.name for s in selected], packet.MAX_CANDIDATES)
+    counter = Counter(request.unit)
+    candidates, files, shown, where = [], {}, {}, {}
+    for i, (name, hit, _) in enumerate(merged):
+        key = f"{name}{SEP}{hit.path}"
+        where[key] = (name, hit.path)
+        candidates.append(
+            packet.Candidate(i, key, hit.blob_sha, hit.start_line, hit.end_line, hit.score)
+        )
+        if key not in files:
+            shown[key] = shards.engines[name].shown(hit.blob_sha, hit.path, reveal)
+            lines = shown[key].lines(1, shown[key].line_count, reveal)
+            files[key] = packet.FileLines(lines, counter.lines)
+    warn_unrevealed(shown.items(), reveal, warnings)
+    chosen = packet.select(candidates, files, request.budget, counter.text, counter.newline)
+    if chosen.short_of:
+        best, whole = chosen.short_of  # type: ignore[misc]
+        warnings.append(
+            f"the budget ({request.budget:,} {request.unit}) is too small for the best "
+            f"evidence: {best.path}:{best.start_line}-{best.end_line} needs {whole:,} whole"
+        )
+    text = packet.render(chosen.spans, files)
+    used = counter.text(text) if text else 0
+    while used > request.budget:  # as pix.pack: the budget holds whatever the sum said
+        dropped = chosen.spans.pop()
+        held = chosen.chunks.pop((dropped.path, dropped.start_line, dropped.end_line), [])
+        chosen.omitted += [packet.Omission(c, "budget") for c in held]
+        text = packet.render(chosen.spans, files)
+        used = counter.text(text) if text else 0
+    chosen.omitted.sort(key=lambda o: o.candidate.rank)
+    redactions = Redactions(reveal)
+    spans = []
+    for span in chosen.spans:
+        name, path = where[span.path]
+        on = shown[span.path]
+        redactions.add(f"{name}/{span.blob}", on.secrets_in(span.start_line, span.end_line), on)
+        held = chosen.chunks.get((span.path, span.start_line, span.end_line), [])
+        lines = files[span.path].lines[span.start_line - 1 : span.end_line]
+        snapshot = answers[name].snapshot
+        spans.append(
+            {
+                "repo": name,
+                "path": path,
+                "startLine": span.start_line,
+                "endLine": span.end_line,
+                "whole": span.whole,
+                "cut": span.cut,
+                "score": round(max((c.score for c in held), default=0.0), 6),
+                "chunks": len(held),
+                "units": counter.text(packet.block(span, lines)),
+                "citation": citation(path, span.blob, (span.start_line, span.end_line), snapshot),
+                "text": "".join(line + "\n" for line in lines),
+            }
+        )
+    omitted = {"budget": 0, "duplicate": 0, "lowScore": 0}
+    for o in chosen.omitted:
+        omitted[{"low_score": "lowScore"}.get(o.reason, o.reason)] += 1
+    total = sum(len(a.ranked) for a in answers.values())
+    omitted["lowScore"] += max(total - len(merged), 0)
+    lead = where[spans[0]["repo"] + SEP + spans[0]["path"]][0] if spans else next(iter(answers))
+    return {
+        "schemaVersion": PACK_VERSION,
+        "query": request.query,
+        "snapshot": answers[lead].snapshot.describe(),
+        "budget": {
+            "limit": request.budget,
+            "unit": request.unit,
+            "used": used,
+            "counter": counter.describe(),
+        },
+        "spans": spans,
+        "omitted": {
+            **omitted,
+            "items": [
+                {
+                    "repo": where[o.candidate.path][0],
+                    "path": where[o.candidate.path][1],
+                    "startLine": o.candidate.start_line,
+                    "endLine": o.candidate.end_line,
+                    "score": round(o.candidate.score, 6),
+                    "reason": o.reason,
+                    **({"of": o.of} if o.of else {}),
+                }
+                for o in chosen.omitted[:OMITTED_LISTED]
+            ],
+        },
+        "text": text,
+        "warnings": warnings,
+        "redactionSummary": redactions.summary(),
+        "repos": [{"name": n, "snapshot": a.snapshot.describe()} for n, a in answers.items()],
+    }
+
+
+def discover_shards(
+    workspace: Workspace, request: dict, reveal: bool = False, repos: list[str] | None = None
+) -> dict:
+    """One discovery request on every shard (schema/discover-workspace-response.v1.json):
+    the candidates of all, ranked together, and each shard's own response."""
+    from pix.discover import discover
+
+    if isinstance(request, dict) and "repos" in request:
+        repos = request["repos"] if repos is None else repos
+        request = {k: v for k, v in request.items() if k != "repos"}
+    selected = list(workspace.select(repos).shards)
+    answers: dict[str, dict | PixError] = {}
+    for shard in selected:
+        try:
+            answers[shard.name] = discover(
+                request, db=str(shard.db), cwd=str(shard.root or shard.db.parent), reveal=reveal
+            )
+        except PixError as exc:
+            if exc.code == "bad_input":  # the request itself: the same for every shard
+                raise
+            answers[shard.name] = exc
+    raise_if_none(answers, selected)
+    warnings = []
+    pooled = []
+    for shard in selected:
+        value = answers[shard.name]
+        if isinstance(value, PixError):
+            warnings.append(problem_warning(shard.name, value))
+            continue
+        warnings.extend(f"{shard.name}: {w}" for w in value["warnings"])
+        pooled.extend((shard.name, c) for c in value["candidates"])
+    place = {s.name: i for i, s in enumerate(selected)}
+    pooled.sort(
+        key=lambda nc: (
+            -len(nc[1]["hypotheses"]), -len(nc[1]["roots"]), -nc[1]["matchCount"],
+            place[nc[0]], nc[1]["rank"],
+        )
+    )  # fmt: skip
+    limit = max(v["request"]["maxCandidates"] for v in answers.values() if isinstance(v, dict))
+    return {
+        "schemaVersion": DISCOVER_WORKSPACE_VERSION,
+        "candidates": [
+            {**c, "rank": i, "repo": name} for i, (name, c) in enumerate(pooled[:limit], 1)
+        ],
+        "totalCandidates": len(pooled),
+        "repos": [
+            {"name": name, "response": value}
+            for name, value in answers.items()
+            if isinstance(value, dict)
+        ],
+        "warnings": warnings,
+    }
+
+
+def status_shards(workspace: Workspace) -> dict:
+    """Every shard's status with its freshness (schema/workspace-status-response.v1.json):
+    `status` is `pix status --json` of that database, or `error` says why it has none."""
+    from pix.status import status
+
+    repos = []
+    for shard in workspace.shards:
+        entry: dict = {"name": shard.name, "db": str(shard.db)}
+        entry["root"] = str(shard.root) if shard.root else None
+        try:
+            report = status(db=str(shard.db), cwd=str(shard.root or shard.db.parent))
+            tree = report["workTree"]
+            entry["fresh"] = tree["indexed"] and tree["changed"] == 0
+            entry["status"] = report
+        except PixError as exc:
+            entry["fresh"] = False
+            entry["error"] = exc.envelope()["error"]
+        repos.append(entry)
+    return {
+        "schemaVersion": WORKSPACE_STATUS_VERSION,
+        "workspace": str(workspace.source) if workspace.source else None,
+        "repos": repos,
+    }
