@@ -1,0 +1,259 @@
+"""One question across several repositories' databases (issue 13): `--workspace W`, several
+`--db`, and `pix mcp --workspace W`. Real git repositories in temp folders, indexed with the
+real model; damaged, missing, foreign and other-model shards are real files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import anyio
+import jsonschema
+import pytest
+from conftest import GEOMETRY, GIT_ENV, GREETING, TABLES, WEATHER, git, new_repo, pix, pix_json
+from mcp import Client, StdioServerParameters
+
+from pix.index import index_repository
+from pix.query import QueryEngine, QueryRequest
+from pix.schemas import bundled
+from pix.shards import ShardSet, query_shards
+from pix.store import open_store
+from pix.workspace import load_workspace
+
+SHARED = '''def normalise_whitespace(text):
+    """Collapse runs of spaces and tabs into one space."""
+    return " ".join(text.split())
+'''
+REPOS = {
+    "weather": {"src/weather.py": WEATHER, "common/strings.py": SHARED},
+    "tables": {"src/tables.py": TABLES, "common/strings.py": SHARED},
+    "shapes": {"geometry.py": GEOMETRY, "hello.py": GREETING},
+}
+RAIN = "average temperature of the readings"
+
+
+def valid(payload: dict, schema: str) -> list[str]:
+    validator = jsonschema.Draft202012Validator(bundled(schema))
+    return [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(payload)]
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory, embedder) -> Path:
+    """Three indexed repositories and the pix.toml that names them (relative paths)."""
+    base = tmp_path_factory.mktemp("shards")
+    for name, files in REPOS.items():
+        root = new_repo(base / "repos" / name, files)
+        index_repository(str(root), embedder=embedder)
+    (base / "pix.toml").write_text(
+        "".join(f'[[repo]]\npath = "repos/{name}"\n\n' for name in REPOS)
+    )
+    return base
+
+
+def copy_workspace(workspace: Path, tmp_path: Path) -> Path:
+    """A private copy (repositories and databases) that one test may damage."""
+    target = tmp_path / "ws"
+    shutil.copytree(workspace, target, symlinks=True)
+    for name in REPOS:  # the copied databases know the old roots: index them here again
+        index_repository(str(target / "repos" / name), embed=False)
+    return target
+
+
+def test_results_name_their_repository_and_cite_it_exactly(workspace):
+    code, out, err = pix_json("query", RAIN, "--workspace", str(workspace), "--json")
+    assert code == 0, err
+    assert valid(out, "query-response.v2.json") == []
+    assert out["results"][0]["repo"] == "weather"
+    assert out["results"][0]["path"] == "src/weather.py"
+    heads = {n: git(workspace / "repos" / n, "rev-parse", "HEAD") for n in REPOS}
+    for result in out["results"]:
+        assert result["citation"]["commit"] == heads[result["repo"]]
+        assert (workspace / "repos" / result["repo"] / result["path"]).is_file()
+    assert [r["name"] for r in out["repos"]] == list(REPOS)
+    assert {r["name"]: r["snapshot"]["commit"] for r in out["repos"]} == heads
+    code, text, _ = pix("query", RAIN, "--workspace", str(workspace), "--top", "3")
+    assert code == 0 and "── weather: src/weather.py:" in text
+
+
+def test_each_repository_keeps_its_own_order(workspace):
+    """The merge keeps every shard's ranking: its results across the workspace are the first
+    ones it gives alone."""
+    ws = load_workspace(workspace)
+    shards = ShardSet(ws)
+    try:
+        for query in (RAIN, "render rows as a table", "collapse whitespace"):
+            request = QueryRequest(query=query, mode="file", top=20, no_content=True)
+            across = query_shards(shards, request)
+            for shard in ws.shards:
+                alone = QueryEngine(db=str(shard.db), cwd=str(shard.root)).query(request)
+                mine = [r["file"] for r in across["results"] if r["repo"] == shard.name]
+                assert mine == [r["file"] for r in alone["results"]][: len(mine)]
+    finally:
+        shards.close()
+
+
+def test_file_mode_dedupes_per_repository(workspace):
+    code, out, err = pix_json(
+        "query", "collapse runs of spaces into one", "--file", "--workspace", str(workspace),
+        "--json", "--no-content",
+    )  # fmt: skip
+    assert code == 0, err
+    hits = [(r["repo"], r["file"]) for r in out["results"]]
+    assert len(hits) == len(set(hits))
+    assert ("weather", "common/strings.py") in hits[:3] and ("tables", "common/strings.py") in hits[
+        :3
+    ]
+
+
+def test_several_db_options_are_a_workspace(workspace):
+    dbs = [
+        arg
+        for n in ("weather", "shapes")
+        for arg in ("--db", str(workspace / f"repos/{n}/.pix.db"))
+    ]
+    code, out, err = pix_json("query", RAIN, *dbs, "--json", "--no-content")
+    assert code == 0, err
+    assert {r["repo"] for r in out["results"]} <= {"weather", "shapes"}
+    assert out["results"][0]["repo"] == "weather"
+    code, out, err = pix_json("query", RAIN, "--workspace", str(workspace), *dbs[:2], "--json")
+    assert code == 2 and "exclusive" in out["error"]["message"]
+
+
+def test_bad_shards_are_warnings_and_the_rest_answers(workspace, tmp_path):
+    ws = copy_workspace(workspace, tmp_path)
+    # tables: damaged pages; shapes: another model; a missing one; a file that is not pix's
+    tables = ws / "repos/tables/.pix.db"
+    data = bytearray(tables.read_bytes())
+    data[8192:] = b"\x5a" * (len(data) - 8192)
+    tables.write_bytes(bytes(data))
+    store = open_store(ws / "repos/shapes/.pix.db", create=False)
+    with store.write():
+        store.set_meta("model.name", "some-other-model")
+    store.close()
+    (ws / "foreign.db").write_bytes(b"not a database at all" * 100)
+    with (ws / "pix.toml").open("a") as fh:
+        fh.write('[[repo]]\nname = "gone"\ndb = "nowhere/.pix.db"\n\n')
+        fh.write('[[repo]]\nname = "foreign"\ndb = "foreign.db"\n')
+    code, out, err = pix_json("query", RAIN, "--workspace", str(ws), "--json")
+    assert code == 0, err
+    assert {r["repo"] for r in out["results"]} == {"weather"}
+    said = "\n".join(out["warnings"])
+    for name in ("tables", "shapes", "gone", "foreign"):
+        assert f"repository {name} did not answer" in said, said
+    assert "another embedding model" in said
+    assert valid(out, "query-response.v2.json") == []
+    # every shard failing: the usual error and exit code
+    (ws / "repos/weather/.pix.db").unlink()
+    code, out, err = pix_json("query", RAIN, "--workspace", str(ws), "--json")
+    assert code == 3 and out["error"]["code"] == "not_indexed"
+
+
+def test_status_lists_every_shard_with_its_freshness(workspace, tmp_path):
+    ws = copy_workspace(workspace, tmp_path)
+    (ws / "repos/tables/src/tables.py").write_text(TABLES + "\n# changed\n")
+    (ws / "repos/shapes/.pix.db").unlink()
+    code, out, err = pix_json("status", "--workspace", str(ws), "--json")
+    assert code == 0, err
+    assert valid(out, "workspace-status-response.v1.json") == []
+    by = {r["name"]: r for r in out["repos"]}
+    assert list(by) == list(REPOS)
+    assert by["weather"]["fresh"] is True
+    assert by["tables"]["fresh"] is False
+    assert by["tables"]["status"]["workTree"]["changedPaths"] == ["src/tables.py"]
+    assert by["shapes"]["error"]["code"] == "not_indexed"
+
+
+def test_pack_across_repositories_cites_each_span_in_its_repository(workspace):
+    code, out, err = pix_json(
+        "pack", RAIN, "--budget", "300", "--workspace", str(workspace), "--format", "json"
+    )
+    assert code == 0, err
+    assert valid(out, "pack-response.v1.json") == []
+    assert out["spans"] and out["spans"][0]["repo"] == "weather"
+    assert out["budget"]["used"] <= 300
+    for span in out["spans"]:
+        assert (workspace / "repos" / span["repo"] / span["citation"]["path"]).is_file()
+        assert f"{span['repo']}: {span['path']}" in out["text"]
+
+
+def test_discover_across_repositories(workspace):
+    code, out, err = pix_json(
+        "discover", "-l", "ws=normalise_whitespace", "--workspace", str(workspace), "--json"
+    )
+    assert code == 0, err
+    assert valid(out, "discover-workspace-response.v1.json") == []
+    found = {(c["repo"], c["path"]) for c in out["candidates"]}
+    assert found == {("weather", "common/strings.py"), ("tables", "common/strings.py")}
+    assert [r["name"] for r in out["repos"]] == list(REPOS)
+
+
+def test_repos_needs_a_workspace(workspace):
+    root = workspace / "repos/weather"
+    request = json.dumps({"query": RAIN, "repos": ["weather"]})
+    code, out, err = pix_json("query", "--input", "-", "--json", cwd=root, stdin=request)
+    assert code == 2 and "repos names repositories of a workspace" in out["error"]["message"]
+
+
+def test_the_query_is_embedded_once_for_every_shard(workspace, embedder):
+    shards = ShardSet(load_workspace(workspace))
+    calls: list[list[str]] = []
+
+    class Counting:
+        def embed_batch(self, texts):
+            calls.append(list(texts))
+            return embedder.embed_batch(texts)
+
+    shards.embedder._model = Counting()
+    try:
+        query_shards(shards, QueryRequest(query=RAIN, mode="file"))
+        query_shards(shards, QueryRequest(query=RAIN, mode="file"))
+    finally:
+        shards.close()
+    assert calls == [[RAIN]]
+
+
+def test_mcp_workspace_server_with_repos(workspace):
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "pix.cli", "mcp", "--workspace", str(workspace), "--no-refresh"],
+        cwd=str(workspace),
+        env=GIT_ENV,
+    )
+
+    async def main() -> None:
+        async with Client(params, read_timeout_seconds=120) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert "repos" in tools["query"].input_schema["properties"]
+            assert "repos" in tools["pack"].input_schema["properties"]
+            assert "repos" in tools["discover"].input_schema["properties"]
+            result = await client.call_tool("query", {"query": RAIN, "mode": "file"})
+            assert not result.is_error, result.content[0].text
+            assert result.structured_content["results"][0]["repo"] == "weather"
+            only = await client.call_tool(
+                "query", {"query": RAIN, "mode": "file", "repos": ["tables"]}
+            )
+            assert {r["repo"] for r in only.structured_content["results"]} == {"tables"}
+            packed = await client.call_tool(
+                "pack", {"query": RAIN, "budget": 200, "repos": ["shapes", "weather"]}
+            )
+            assert {s["repo"] for s in packed.structured_content["spans"]} <= {"shapes", "weather"}
+            status = await client.call_tool("status", {})
+            assert valid(status.structured_content, "workspace-status-response.v1.json") == []
+            assert [r["name"] for r in status.structured_content["repos"]] == list(REPOS)
+            assert all(r["fresh"] for r in status.structured_content["repos"])
+            found = await client.call_tool(
+                "discover",
+                {"queries": [{"id": "ws", "pattern": "normalise_whitespace", "mode": "literal"}],
+                 "repos": ["tables"]},
+            )  # fmt: skip
+            assert {c["repo"] for c in found.structured_content["candidates"]} == {"tables"}
+            unknown = await client.call_tool(
+                "query", {"query": RAIN, "mode": "file", "repos": ["x"]}
+            )
+            assert unknown.is_error and "no repository named x" in unknown.content[0].text
+            aliases = await client.call_tool("alias_list", {})
+            assert aliases.is_error and "needs one repository" in aliases.content[0].text
+
+    anyio.run(main)
