@@ -11,10 +11,13 @@ ones are read from devbench's `--reuse --static-only` cache (never written), the
 are built once into $PIX_BENCH_CACHE/shards/<model>-<indexer>/.
 
 Tables (stdout; progress on stderr):
-- latency: a warm ShardSet (databases open, model loaded, one pass first), `pix query` in file
-  mode, top 10, no content, on N shards (1, 5, 10, 20: the first N of the workspace's order,
-  which mixes sizes) with 1 and 2 threads; median and p90 ms of `query_shards` over the same
-  --latency queries (drawn evenly from the 20 sets), taken in turns.
+- latency: a warm ShardSet (databases open, model loaded, three queries first), `pix query`
+  in file mode, top 10, no content, on N shards (1, 5, 10, 20: the first N of the workspace's
+  order, which alternates small and large databases); with 1 and 2 threads checking every
+  shard's work tree on every query (what a one-shot `pix query --workspace` does, minus opening
+  the databases), and with 2 threads trusting a check for 2 s (what `pix mcp --workspace`
+  does); median and p90 ms of `query_shards` over the same --latency queries (drawn evenly
+  from the 20 sets), the configurations taken in turns.
 - quality: each repository's own commit set (--queries per set, the first N), asked of that
   repository alone (`QueryEngine.query`, as devbench does) and of all 20 (`query_shards`);
   MRR@10 / nDCG@10 / recall@5 where a result of another repository is a miss. One row per
@@ -33,6 +36,7 @@ from pathlib import Path
 
 from bench import corpora, devcorpora, devsets, metrics, quality
 from pix.index import index_repository
+from pix.mcp import WORKSPACE_FRESH_SECONDS
 from pix.query import QueryRequest
 from pix.shards import SHARD_BETA, ShardSet, merge, query_shards, shard_ranking
 from pix.workspace import Shard, Workspace
@@ -99,25 +103,32 @@ def request(query: str) -> QueryRequest:
 
 
 def latency(sets, n_queries: int, threads: list[int]) -> list[tuple]:
+    """Per number of shards, each configuration (threads, seconds a work-tree check is
+    trusted: 0 as a one-shot command, 2 as `pix mcp --workspace`) over the same queries."""
     pool = [q["query"] for _, qs in sets for q in qs[:3]]
     step = max(1, len(pool) // n_queries)
     queries = pool[::step][:n_queries]
+    configs = [(t, 0.0) for t in threads] + [(max(threads), WORKSPACE_FRESH_SECONDS)]
     rows = []
     for size in SIZES:
         workspace = Workspace(None, tuple(shard for shard, _ in sets[:size]))
-        opened = {t: ShardSet(workspace, threads=t) for t in threads}
+        chunks = 0
+        opened = {c: ShardSet(workspace, threads=c[0], fresh_for=c[1]) for c in configs}
+        for engine in next(iter(opened.values())).engines.values():
+            chunks += engine.store.conn.execute("SELECT count(*) FROM chunk").fetchone()[0]
         for shards in opened.values():
             for q in queries[:3]:  # warm: model, pages, kept vectors
                 query_shards(shards, request(q))
-        times: dict[int, list[float]] = {t: [] for t in threads}
+        times: dict[tuple, list[float]] = {c: [] for c in configs}
         for q in queries:
-            for t, shards in opened.items():
+            for c, shards in opened.items():
                 t0 = time.perf_counter()
                 query_shards(shards, request(q))
-                times[t].append((time.perf_counter() - t0) * 1000)
-        for t, shards in opened.items():
-            ms = sorted(times[t])
-            rows.append((size, t, len(ms), statistics.median(ms), ms[int(0.9 * (len(ms) - 1))]))
+                times[c].append((time.perf_counter() - t0) * 1000)
+        for c, shards in opened.items():
+            ms = sorted(times[c])
+            p90 = ms[int(0.9 * (len(ms) - 1))]
+            rows.append((size, chunks, c[0], c[1], len(ms), statistics.median(ms), p90))
             shards.close()
         log(f"  latency: {size} shards done")
     return rows
@@ -168,9 +179,11 @@ def main(argv: list[str] | None = None) -> None:
     print("Static-only databases (words, names, static tier; no transformer vectors).\n")
     if not args.no_latency:
         rows = latency(sets, args.latency, [int(t) for t in args.threads.split(",")])
-        print("| shards | threads | queries | median ms | p90 ms |\n|---:|---:|---:|---:|---:|")
-        for size, t, n, med, p90 in rows:
-            print(f"| {size} | {t} | {n} | {med:.1f} | {p90:.1f} |")
+        print("| shards | chunks | threads | work tree checked | queries | median ms | p90 ms |")
+        print("|---:|---:|---:|---|---:|---:|---:|")
+        for size, chunks, t, fresh, n, med, p90 in rows:
+            checked = "every query" if not fresh else f"every {fresh:g} s"
+            print(f"| {size} | {chunks:,} | {t} | {checked} | {n} | {med:.1f} | {p90:.1f} |")
         print()
     if not args.no_quality:
         betas = [float(b) for b in args.betas.split(",")]

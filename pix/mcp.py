@@ -44,6 +44,9 @@ STATUS_RESPONSE = "status-response.v1.json"
 INDEX_RESPONSE = "index-response.v1.json"
 MCP_INTERRUPT_GRACE_SECONDS = 0.25
 ALIAS_WRITES = ("alias_add", "alias_remove")
+# A workspace server checks each repository's work tree at most this often (20 repositories'
+# checks cost ~250 ms of a ~1 s answer; a file saved is seen at most this late).
+WORKSPACE_FRESH_SECONDS = 2.0
 # What these tools return for `pix mcp --workspace W` (query and pack keep their schemas).
 WORKSPACE_OUTPUTS = {
     "status": "workspace-status-response.v1.json",
@@ -288,7 +291,7 @@ class PixMcp:
                 hint="start `pix mcp` in the repository (or with --db) for aliases and index",
             )
         if self._shards is None:
-            self._shards = ShardSet(self.workspace)
+            self._shards = ShardSet(self.workspace, fresh_for=WORKSPACE_FRESH_SECONDS)
         else:
             self._shards.reopen_failed()
         if name == "pack":

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -51,7 +52,7 @@ from pix.query import (
 )
 from pix.retrieve.rank import by_file
 from pix.retrieve.search import RRF_K, Hit
-from pix.snapshot import Snapshot
+from pix.snapshot import Snapshot, changed_files, select_snapshot
 from pix.workspace import Shard, Workspace
 
 SHARD_BETA = 10.0  # how strongly the meaning gap between shards scales a shard's list
@@ -112,9 +113,16 @@ class ShardSet:
     that cannot be opened is kept in `problems` with the reason, and asked again on the next
     `reopen_failed` (a missing database may be indexed meanwhile)."""
 
-    def __init__(self, workspace: Workspace, threads: int = THREADS) -> None:
+    def __init__(
+        self, workspace: Workspace, threads: int = THREADS, fresh_for: float = 0.0
+    ) -> None:
+        """`fresh_for`: seconds a shard's work-tree check (which files changed since its
+        snapshot: a `git ls-files` and a stat per file, 5-15 ms a repository) is trusted
+        before it is made again. 0 (a one-shot command): every answer checks every shard."""
         self.workspace = workspace
         self.threads = threads
+        self.fresh_for = fresh_for
+        self._checked: dict[str, tuple[float, list[str]]] = {}
         self.embedder = OnceEmbedder(_load_embedder)
         self.static = OnceEmbedder(_load_static)
         self.engines: dict[str, QueryEngine] = {}
@@ -140,6 +148,27 @@ class ShardSet:
     def select(self, names: list[str] | None) -> list[Shard]:
         """The shards named (all for None or []), in the workspace's order."""
         return list(self.workspace.select(names).shards)
+
+    def changes(self, engine: QueryEngine, request: QueryRequest) -> list[str] | None:
+        """The shard's work-tree changes if checked less than `fresh_for` seconds ago, else
+        checked now (and kept); None when the request reads a commit or re-indexes first."""
+        if request.at is not None or request.refresh or self.fresh_for <= 0:
+            return None
+        key = str(engine.target.db)
+        now = time.monotonic()
+        kept = self._checked.get(key)
+        if kept is not None and now - kept[0] < self.fresh_for:
+            return kept[1]
+        with engine.store.read():
+            snapshot = select_snapshot(engine.store, engine.target, None)
+            changed = changed_files(engine.store, engine.target, snapshot)
+        self._checked[key] = (now, changed)
+        return changed
+
+    def forget(self, name: str) -> None:
+        """Check this shard's work tree again next time (it was just re-indexed)."""
+        if name in self.engines:
+            self._checked.pop(str(self.engines[name].target.db), None)
 
     def close(self) -> None:
         for engine in self.engines.values():
@@ -190,13 +219,23 @@ class ShardAnswer:
 
 
 def shard_ranking(
-    engine: QueryEngine, request: QueryRequest, auto_refresh: bool = False, file_mode=None
+    engine: QueryEngine,
+    request: QueryRequest,
+    auto_refresh: bool = False,
+    file_mode: bool | None = None,
+    known: list[str] | None = None,
 ) -> ShardAnswer:
     """What `pix query` ranks for this shard alone (chunks, or files), with its best
-    meaning cosines for the cross-shard merge."""
+    meaning cosines for the cross-shard merge. `known`: its work-tree changes, if the
+    caller knows them (ShardSet.changes)."""
     warnings: list[str] = []
     request = replace(request)
-    refreshed, changed = refresh_first(engine, request, warnings, auto_refresh)
+    # A server (auto_refresh) re-indexes a shard whose files changed; one known unchanged
+    # is not looked at again.
+    auto = auto_refresh and (known is None or bool(known))
+    refreshed, changed = refresh_first(engine, request, warnings, auto)
+    if changed is None:
+        changed = known
     with engine.store.read():
         found = engine.answer(lambda: retrieve(engine, request, warnings, changed))
     meaning: dict[str, float] = {}
@@ -259,7 +298,12 @@ def query_shards(
     request = replace(request)
     warnings = check_request(request, workspace=True)
     selected = shards.select(repos if repos is not None else request.repos)
-    raw = shards.map(selected, lambda engine: shard_ranking(engine, request, auto_refresh))
+    raw = shards.map(
+        selected,
+        lambda engine: shard_ranking(
+            engine, request, auto_refresh, known=shards.changes(engine, request)
+        ),
+    )
     raise_if_none(raw, selected)
     answers: dict[str, ShardAnswer] = {}
     for shard in selected:
@@ -269,6 +313,8 @@ def query_shards(
         else:
             answers[shard.name] = value
             warnings.extend(f"{shard.name}: {w}" for w in value.warnings)
+            if value.refreshed:
+                shards.forget(shard.name)
     chosen = merge(answers, [s.name for s in selected], request.top, beta)
     top_score = chosen[0][1].score if chosen else 0.0
     results: list[Result] = []

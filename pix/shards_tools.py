@@ -39,7 +39,12 @@ def pack_shards(
     query = request.query_request()
     warnings = check_request(query, workspace=True)
     selected = shards.select(query.repos)
-    raw = shards.map(selected, lambda e: shard_ranking(e, query, auto_refresh, file_mode=False))
+    raw = shards.map(
+        selected,
+        lambda e: shard_ranking(
+            e, query, auto_refresh, file_mode=False, known=shards.changes(e, query)
+        ),
+    )
     raise_if_none(raw, selected)
     answers = {}
     for shard in selected:
