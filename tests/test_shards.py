@@ -257,3 +257,20 @@ def test_mcp_workspace_server_with_repos(workspace):
             assert aliases.is_error and "needs one repository" in aliases.content[0].text
 
     anyio.run(main)
+
+
+def test_a_warm_engine_sees_counts_change_when_another_connection_indexes(tmp_path, embedder):
+    """The snapshot's counts are kept between answers (pix.query.QueryEngine.snapshot_counts)
+    only until another connection commits."""
+    root = new_repo(tmp_path / "repo", REPOS["weather"])
+    index_repository(str(root), embed=False)
+    engine = QueryEngine(cwd=str(root))
+    try:
+        request = QueryRequest(query=RAIN, mode="file", no_content=True)
+        first = engine.query(request)
+        assert any("transformer has embedded 0%" in w for w in first["warnings"])
+        assert engine.query(request)["warnings"] == first["warnings"]
+        index_repository(str(root), embedder=embedder)
+        assert not any("embedded" in w for w in engine.query(request)["warnings"])
+    finally:
+        engine.close()
