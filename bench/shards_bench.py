@@ -20,10 +20,11 @@ Tables (stdout; progress on stderr):
   from the 20 sets), the configurations taken in turns.
 - quality: each repository's own commit set (--queries per set, the first N), asked of that
   repository alone (`QueryEngine.query`, as devbench does) and of all 20 (`query_shards`);
-  MRR@10 / nDCG@10 / recall@5 where a result of another repository is a miss. One row per
-  repository, then the mean; one column pair per SHARD_BETA (0: plain merge of the shards'
-  own scores, the default marked *). Each query's shard rankings are computed once and merged
-  with every beta (pix.shards.merge is the function query_shards uses).
+  MRR@10 / nDCG@10 where a result of another repository is a miss. One row per repository,
+  then the mean; one column pair per beta:gamma mix (SHARD_BETA: the meaning gap, SHARD_GAMMA:
+  the vocabulary gap; 0:0 is a plain merge of the shards' own scores; the default marked *).
+  Each query's shard rankings are computed once and merged with every mix (pix.shards.merge
+  is the function query_shards uses).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from bench import corpora, devcorpora, devsets, metrics, quality
 from pix.index import index_repository
 from pix.mcp import WORKSPACE_FRESH_SECONDS
 from pix.query import QueryRequest
-from pix.shards import SHARD_BETA, ShardSet, merge, query_shards, shard_ranking
+from pix.shards import SHARD_BETA, SHARD_GAMMA, ShardSet, merge, query_shards, shard_ranking
 from pix.workspace import Shard, Workspace
 
 SHARED = ("requests", "click")
@@ -134,7 +135,7 @@ def latency(sets, n_queries: int, threads: list[int]) -> list[tuple]:
     return rows
 
 
-def quality_rows(sets, per_set: int, betas: list[float]) -> list[tuple]:
+def quality_rows(sets, per_set: int, betas: list[tuple[float, float]]) -> list[tuple]:
     workspace = Workspace(None, tuple(shard for shard, _ in sets))
     shards = ShardSet(workspace, threads=2)
     order = workspace.names()
@@ -150,7 +151,7 @@ def quality_rows(sets, per_set: int, betas: list[float]) -> list[tuple]:
             req = request(q["query"])
             answers = shards.map(workspace.shards, lambda e, req=req: shard_ranking(e, req))
             for beta in betas:
-                merged = merge(answers, order, 10, beta)
+                merged = merge(answers, order, 10, *beta)
                 across[beta].append(([f"{n}/{h.path}" for n, h, _ in merged], gold))
         m_alone = metrics.evaluate(alone)
         row = [shard.name, len(alone), m_alone["mrr@10"], m_alone["ndcg@10"]]
@@ -169,7 +170,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=100, help="queries per set (quality)")
     parser.add_argument("--latency", type=int, default=60, help="queries timed per row")
     parser.add_argument("--threads", default="1,2")
-    parser.add_argument("--betas", default=f"0,5,{SHARD_BETA:g},20")
+    parser.add_argument(
+        "--mixes",
+        default=f"0:0,10:0,0:{SHARD_GAMMA:g},{SHARD_BETA:g}:{SHARD_GAMMA:g}",
+        help="beta:gamma pairs to merge with (0:0 is a plain merge of the shards' own scores)",
+    )
     parser.add_argument("--no-quality", action="store_true")
     parser.add_argument("--no-latency", action="store_true")
     args = parser.parse_args(argv)
@@ -186,11 +191,13 @@ def main(argv: list[str] | None = None) -> None:
             print(f"| {size} | {chunks:,} | {t} | {checked} | {n} | {med:.1f} | {p90:.1f} |")
         print()
     if not args.no_quality:
-        betas = [float(b) for b in args.betas.split(",")]
+        betas = [tuple(float(x) for x in m.split(":")) for m in args.mixes.split(",")]
         rows = quality_rows(sets, args.queries, betas)
+        default = (SHARD_BETA, SHARD_GAMMA)
         head = "| repository | queries | alone MRR@10 | alone nDCG@10 |"
         head += "".join(
-            f" all 20 b={b:g}{'*' if b == SHARD_BETA else ''} MRR@10 | nDCG@10 |" for b in betas
+            f" all 20 {b:g}:{g:g}{'*' if (b, g) == default else ''} MRR@10 | nDCG@10 |"
+            for b, g in betas
         )
         print(head)
         print("|---|---:|" + "---:|" * (2 + 2 * len(betas)))
@@ -200,8 +207,8 @@ def main(argv: list[str] | None = None) -> None:
         print("| **mean** | | " + " | ".join(f"{v:.3f}" for v in means) + " |")
         worst = [min(r[4 + 2 * j] - r[2] for r in rows) for j in range(len(betas))]
         print(
-            "\nlargest loss of MRR@10 against alone, per beta: "
-            + ", ".join(f"b={b:g}: {w:+.3f}" for b, w in zip(betas, worst, strict=True))
+            "\nlargest loss of MRR@10 against alone, per beta:gamma: "
+            + ", ".join(f"{b:g}:{g:g}: {w:+.3f}" for (b, g), w in zip(betas, worst, strict=True))
         )
 
 

@@ -7,7 +7,7 @@ file aggregation), so a large repository never crowds a small one out of a chann
 shards' lists are then merged by one cross-shard score that keeps every shard's own order:
 
     merged = score in its shard x exp(SHARD_BETA x (shard's best meaning cosine - the best
-             of any shard))
+             of any shard) + SHARD_GAMMA x (shard's coverage - the best coverage))
 
 Within a shard the order is unchanged, so a repository's own answers keep their quality;
 what decides how shards interleave is a signal that is comparable between them: the cosine
@@ -15,8 +15,12 @@ of the query's nearest chunk in each shard, in the one meaning space every shard
 transformer's when every answering shard has its vectors, else the static tier's). Plain RRF
 across shards would tie every shard's first hit; BM25 scores depend on each shard's own term
 statistics, so they are not compared. A shard whose nearest chunk is clearly farther from
-the query than another shard's gets its whole list scaled down. SHARD_BETA was chosen on the
-20 development repositories (bench/shards_bench.py).
+the query than another shard's gets its whole list scaled down. The second signal is
+comparable too: chunk counts. A shard's coverage is the share of the query's terms it holds,
+each weighted by its idf over the whole workspace (1 - exp(-df / DF_HALF) of it), so a word
+that names one repository's subject ("pane", "DataArray", "lint") pulls that repository up.
+SHARD_BETA and SHARD_GAMMA were chosen on the 20 development repositories
+(bench/shards_bench.py).
 
 The query is embedded once for every shard (one model, shared; the vector is kept per text),
 and the shards are searched concurrently (SQLite and onnxruntime release the GIL). A shard
@@ -35,6 +39,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from pix.errors import PixError, UsageError
+from pix.ingest.terms import query_terms
 from pix.output.budget import apply_budget
 from pix.output.result import Result
 from pix.output.shown import Redactions
@@ -51,13 +56,18 @@ from pix.query import (
     warn_unrevealed,
 )
 from pix.retrieve.rank import by_file
-from pix.retrieve.search import RRF_K, Hit
+from pix.retrieve.search import RRF_K, Hit, fts_query
 from pix.snapshot import Snapshot, changed_files, select_snapshot
 from pix.workspace import Shard, Workspace
 
-SHARD_BETA = 10.0  # how strongly the meaning gap between shards scales a shard's list
+# How strongly the meaning gap and the vocabulary gap between shards scale a shard's list:
+# chosen on the 20 development repositories (bench/shards_bench.py; a grid of beta 3-10, gamma
+# 1-8 and DF_HALF 1-10 on 200 queries not among those the bench reports: a flat optimum).
+SHARD_BETA = 5.0
+SHARD_GAMMA = 3.0
 MEANING = ("dense", "static")  # comparable across shards: one model, one static table
 THREADS = max(1, min(4, os.cpu_count() or 1))
+DF_OF_TERM = "SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?"
 EMBED_KEPT = 8  # query vectors kept (a workspace embeds each query once, for every shard)
 
 
@@ -70,6 +80,7 @@ class OnceEmbedder:
         self._model: object | None = None
         self._kept: dict[tuple[str, ...], object] = {}
         self._lock = threading.Lock()
+        self._embedding = threading.Lock()
 
     @property
     def model(self):
@@ -82,15 +93,13 @@ class OnceEmbedder:
         key = tuple(texts)
         if len(key) > 64:  # an index run's batch: nothing to share
             return self.model.embed_batch(texts)
-        with self._lock:
-            if key in self._kept:
-                return self._kept[key]
-        vectors = self.model.embed_batch(texts)
-        with self._lock:
-            self._kept[key] = vectors
-            while len(self._kept) > EMBED_KEPT:
-                self._kept.pop(next(iter(self._kept)))
-        return vectors
+        model = self.model
+        with self._embedding:  # the shards' threads ask at once: one embeds, the others wait
+            if key not in self._kept:
+                self._kept[key] = model.embed_batch(texts)
+                while len(self._kept) > EMBED_KEPT:
+                    self._kept.pop(next(iter(self._kept)))
+            return self._kept[key]
 
     def __getattr__(self, name: str):
         return getattr(self.model, name)
@@ -216,6 +225,8 @@ class ShardAnswer:
     refreshed: dict | None = None
     route: object = None
     phrases: list[dict] = field(default_factory=list)
+    chunks: int = 0  # in its snapshot
+    df: dict[str, int] = field(default_factory=dict)  # query term -> chunks holding it
 
 
 def shard_ranking(
@@ -238,6 +249,8 @@ def shard_ranking(
         changed = known
     with engine.store.read():
         found = engine.answer(lambda: retrieve(engine, request, warnings, changed))
+        chunks = engine.snapshot_counts(found.snapshot.id)[0]
+        df = term_frequencies(engine, request.query)
     meaning: dict[str, float] = {}
     for hit in found.hits:
         for name in MEANING:
@@ -248,29 +261,76 @@ def shard_ranking(
     ranked = by_file(found.hits) if files else found.hits
     return ShardAnswer(
         found.snapshot, ranked, meaning, len(found.hits), warnings, refreshed, found.route,
-        found.phrases,
+        found.phrases, chunks, df,
     )  # fmt: skip
 
 
-def shard_factors(answers: dict[str, ShardAnswer], beta: float = SHARD_BETA) -> dict:
+DF_TERMS = 12  # the query's first terms counted
+
+
+def term_frequencies(engine: QueryEngine, query: str) -> dict[str, int]:
+    """How many chunks hold each of the query's terms (FTS5 applies its own stemming), so that
+    the shards' vocabularies can be compared: counts are comparable, scores are not."""
+    out = {}
+    for term in query_terms(query)[:DF_TERMS]:
+        row = engine.store.conn.execute(DF_OF_TERM, (fts_query([term]),)).fetchone()
+        out[term] = row[0]
+    return out
+
+
+def coverage(answers: dict[str, ShardAnswer]) -> dict[str, float]:
+    """name -> the share of the query's information its vocabulary holds: each term weighs
+    its idf over the whole workspace, and counts for a shard by how much of it the shard holds
+    (1 - exp(-df / DF_HALF)), so a term that names one repository's subject weighs most."""
+    total = sum(a.chunks for a in answers.values()) or 1
+    terms = {t for a in answers.values() for t in a.df}
+    idf = {}
+    for t in terms:
+        df = sum(a.df.get(t, 0) for a in answers.values())
+        idf[t] = math.log(1 + total / (df + 1))
+    norm = sum(idf.values()) or 1.0
+    return {
+        name: sum(w * (1 - math.exp(-a.df.get(t, 0) / DF_HALF)) for t, w in idf.items()) / norm
+        for name, a in answers.items()
+    }
+
+
+DF_HALF = 1.0  # chunks holding a term for a shard to count as holding it (63%)
+
+
+def shard_factors(
+    answers: dict[str, ShardAnswer], beta: float = SHARD_BETA, gamma: float = SHARD_GAMMA
+) -> dict[str, tuple[float, str | None, float | None]]:
     """name -> (factor, channel, cosine): each shard's list is scaled by how far its nearest
-    chunk is from the best shard's, in the meaning space they all share (1 for all if none)."""
+    chunk is from the best shard's, in the meaning space they all share, and by how much less
+    of the query's vocabulary it holds than the best shard."""
+    cover = coverage(answers) if gamma else {name: 0.0 for name in answers}
+    top_cover = max(cover.values(), default=0.0)
+    gap = {name: gamma * (cover[name] - top_cover) for name in answers}
     for channel in MEANING:
         if all(channel in a.meaning for a in answers.values()):
             best = max(a.meaning[channel] for a in answers.values())
             return {
-                name: (math.exp(beta * (a.meaning[channel] - best)), channel, a.meaning[channel])
+                name: (
+                    math.exp(beta * (a.meaning[channel] - best) + gap[name]),
+                    channel,
+                    a.meaning[channel],
+                )
                 for name, a in answers.items()
             }
-    return {name: (1.0, None, None) for name in answers}
+    return {name: (math.exp(gap[name]), None, None) for name in answers}
 
 
 def merge(
-    answers: dict[str, ShardAnswer], order: list[str], top: int, beta: float = SHARD_BETA
+    answers: dict[str, ShardAnswer],
+    order: list[str],
+    top: int,
+    beta: float = SHARD_BETA,
+    gamma: float = SHARD_GAMMA,
 ) -> list[tuple[str, Hit, float]]:
     """The best `top` of all shards' lists by merged score (then workspace order, then each
     shard's own order): (shard, hit, factor)."""
-    factors = shard_factors(answers, beta)
+    factors = shard_factors(answers, beta, gamma)
     place = {name: i for i, name in enumerate(order)}
     pooled = [
         (hit.score * factors[name][0], place[name], i, name, hit)
@@ -336,6 +396,7 @@ def query_shards(
             redactions.add(f"{res.repo}/{res.blob}", shown.secrets_in(*lines), shown)
     warn_unrevealed(((f"{r}: {p}", f) for (r, _, p), f in files.items()), reveal, warnings)
     factors = shard_factors(answers, beta)
+    cover = coverage(answers)
     projected = []
     for res, (name, _, factor) in zip(results, chosen, strict=False):
         out = {"repo": name, **project(res, request, answers[name].snapshot)}
@@ -345,6 +406,7 @@ def query_shards(
                 "factor": round(factor, 6),
                 "channel": channel,
                 "cosine": round(cosine, 6) if cosine is not None else None,
+                "coverage": round(cover[name], 6),
             }
         projected.append(out)
     lead = chosen[0][0] if chosen else next(iter(answers))
@@ -387,6 +449,7 @@ def query_shards(
             "candidates": sum(a.candidates for a in answers.values()),
             "phrases": first.phrases,
             "shardBeta": beta,
+            "shardGamma": SHARD_GAMMA,
         }
     return response
 
