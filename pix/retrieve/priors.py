@@ -22,6 +22,7 @@ names, `e2e/`, `node_modules/`, `3rdparty/`, `playground/`) were left out.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 ROLE_FACTORS: dict[str, float] = {
     "source": 1.0,
@@ -76,6 +77,9 @@ _CONFIG = re.compile(
 )
 
 
+# The fused statement asks for the role of every candidate's path (1,600 a query on a
+# 10,000-chunk repository: 20 ms of regular expressions), and paths repeat across queries.
+@lru_cache(maxsize=1 << 16)
 def path_role(path: str) -> str:
     """One of ROLE_FACTORS' keys. Vendored wins over the others (a vendored test is vendored),
     config over test (`.github/workflows/tests.yml` is CI), docs over config (`.github/`'s
