@@ -25,6 +25,7 @@ except ImportError:  # pragma: no cover
     from click import exceptions as click_errors
 
 from pix import errors, interrupt
+from pix.cli_cluster import optional_ray_address
 from pix.cli_io import (
     Format,
     emit_json,
@@ -125,10 +126,36 @@ def index(
         bool, typer.Option("--quiet", "-q", help="No progress or summary on stderr.")
     ] = False,
     as_json: JsonOption = False,
+    workspace: Annotated[
+        Path | None,
+        typer.Option("--workspace", help="Index every repository of this workspace file/folder."),
+    ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="[ADDRESS]",
+            help="With --workspace: embed on a Ray cluster (no address: a local one). "
+            "Needs pip install 'pix[cluster]'.",
+        ),
+    ] = None,
+    ray_cpus: Annotated[
+        int | None, typer.Option("--ray-cpus", min=1, help="CPUs of a local Ray (default: all).")
+    ] = None,
 ) -> None:
     """Index the work tree (or a commit with --at) into the database."""
-    from pix.index import index_repository
     from pix.progress import Progress
+
+    progress = Progress(enabled=None if not quiet else False, notes=not quiet)
+    if workspace is not None or ray is not None:
+        from pix.cli_cluster import index_workspace_command
+
+        index_workspace_command(
+            workspace, ray, ray_cpus, path, db, at, rebuild, max_bytes, static_only, progress,
+            as_json, quiet,
+        )  # fmt: skip
+        return
+    from pix.index import index_repository
 
     report = index_repository(
         str(path) if path else None,
@@ -136,7 +163,7 @@ def index(
         at,
         max_bytes,
         embed=not static_only,
-        progress=Progress(enabled=None if not quiet else False, notes=not quiet),
+        progress=progress,
         rebuild=rebuild,
     )
     if as_json:
@@ -549,7 +576,7 @@ from pix import cli_alias  # noqa: E402, F401
 
 def main(argv: list[str] | None = None) -> int:
     interrupt.install()
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = optional_ray_address(list(sys.argv[1:] if argv is None else argv))
     try:
         # typer turns a KeyboardInterrupt into the return value 130
         code = app(args=argv, prog_name="pix", standalone_mode=False)

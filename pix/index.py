@@ -504,10 +504,7 @@ def embed_pending(
     once all that is left is held by others, waits for them to finish it."""
     progress = progress or Progress(enabled=False)
     conn = store.conn
-    with store.write():
-        known = conn.execute(sql.KNOWN_VECTORS_FOR_PENDING, {"snapshot": snapshot_id}).fetchall()
-        conn.executemany(sql.INSERT_VECTOR, known)
-        conn.executemany(sql.DELETE_STATIC_VECTOR, ((chunk_id,) for chunk_id, _ in known))
+    copy_known_vectors(store, snapshot_id)
     pending = conn.execute(sql.PENDING_EMBEDDINGS, {"snapshot": snapshot_id}).fetchall()
     if limit is not None:
         pending = pending[:limit]
@@ -556,6 +553,29 @@ def embed_pending(
     return embedded
 
 
+def copy_known_vectors(store: Store, snapshot_id: int) -> int:
+    """Give the snapshot's chunks lacking a vector the one an identical input already has in
+    this database (one transaction). Returns how many chunks got one."""
+    conn = store.conn
+    with store.write():
+        known = conn.execute(sql.KNOWN_VECTORS_FOR_PENDING, {"snapshot": snapshot_id}).fetchall()
+        conn.executemany(sql.INSERT_VECTOR, known)
+        conn.executemany(sql.DELETE_STATIC_VECTOR, ((chunk_id,) for chunk_id, _ in known))
+    return len(known)
+
+
+def write_vectors(store: Store, leases: Leases, done: list[tuple[int, bytes]]) -> None:
+    """One transaction: each (embed_key, int8 vector) to every chunk of that input still
+    lacking one (replacing its static vector), and the release of those inputs' leases."""
+    conn = store.conn
+    with store.write():
+        for key, vector in done:
+            for (chunk_id,) in conn.execute(sql.CHUNKS_FOR_EMBED_KEY, (key,)).fetchall():
+                conn.execute(sql.INSERT_VECTOR, (chunk_id, vector))
+                conn.execute(sql.DELETE_STATIC_VECTOR, (chunk_id,))
+        leases.settle(conn, [key for key, _ in done])
+
+
 def length_order(token_counts: list[int]) -> list[int]:
     """Indices shortest first, the order inputs are claimed and run in."""
     return sorted(range(len(token_counts)), key=lambda i: (token_counts[i], i))
@@ -573,17 +593,11 @@ def _embed_rows(
 ) -> None:
     """Embed the claimed `rows` of `pending`, committing their vectors (and releasing their
     leases) every EMBED_COMMIT_SECONDS and at the end."""
-    conn = store.conn
     done: list[tuple[int, bytes]] = []
     last_commit = time.monotonic()
 
     def commit() -> None:
-        with store.write():
-            for key, vector in done:
-                for (chunk_id,) in conn.execute(sql.CHUNKS_FOR_EMBED_KEY, (key,)).fetchall():
-                    conn.execute(sql.INSERT_VECTOR, (chunk_id, vector))
-                    conn.execute(sql.DELETE_STATIC_VECTOR, (chunk_id,))
-            leases.settle(conn, [key for key, _ in done])
+        write_vectors(store, leases, done)
         done.clear()
 
     for batch in length_batches([len(encodings[row].ids) for row in rows]):

@@ -39,6 +39,11 @@ class Progress:
         self._start = self._last = self.clock()
         self._draw()
 
+    def grow(self, n: int, work: int = 0) -> None:
+        """More items joined the running total (work found while the first is done)."""
+        self._total += n
+        self._work_total += work
+
     def advance(self, n: int = 1, work: int = 0) -> None:
         self._done += n
         self._work_done += work

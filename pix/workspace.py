@@ -6,6 +6,8 @@ The file is `pix.toml` (or `.pix-workspace.json`, the same shape in JSON):
     name = "api"             # optional; defaults to the folder's (or database's) name
     path = "services/api"    # a repository folder; its database is <path>/.pix.db ...
     db = "/data/api.pix.db"  # ... unless `db` names one (a bare `db` needs no folder)
+    host = "build-2"         # optional: the machine that owns the folder and writes the
+                             # database (`pix index --ray`); default: the one running pix
 
 Relative paths are relative to the workspace file, so a workspace can be copied with its
 repositories. Names are unique, because results and the MCP `repos` argument use them.
@@ -33,6 +35,7 @@ class Shard:
     name: str
     root: Path | None
     db: Path
+    host: str | None = None  # the machine owning root and db (pix/cluster.py); None: this one
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,7 @@ def _shards(entries: list, base: Path, where: str) -> tuple[Shard, ...]:
     for number, entry in enumerate(entries, 1):
         if not isinstance(entry, dict) or not ({"path", "db"} & entry.keys()):
             raise UsageError(f"{where}: entry {number} needs a `path` or a `db`")
-        extra = sorted(set(entry) - {"name", "path", "db"})
+        extra = sorted(set(entry) - {"name", "path", "db", "host"})
         if extra:
             raise UsageError(f"{where}: entry {number} has unknown keys {', '.join(extra)}")
         root = _resolve(base, entry["path"]) if "path" in entry else None
@@ -108,7 +111,10 @@ def _shards(entries: list, base: Path, where: str) -> tuple[Shard, ...]:
                 f"{where}: entry {number} has the name {name!r}",
                 hint="names are letters, digits, '.', '_' and '-'",
             )
-        shards.append(Shard(name, root, db))
+        host = entry.get("host")
+        if host is not None and (not isinstance(host, str) or not host):
+            raise UsageError(f"{where}: entry {number} has the host {host!r}")
+        shards.append(Shard(name, root, db, host))
     seen: set[str] = set()
     for shard in shards:
         if shard.name in seen:
