@@ -67,8 +67,9 @@ def index_workspace_command(
         typer.echo(f"{repo['name']}: {index_summary(repo)}", err=True)
     if report.ray is not None:
         typer.echo(
-            f"ray ({report.ray}, {report.workers} CPUs): {report.inputs} distinct inputs of "
-            f"{report.wanted} wanted ({report.shared} shared by repositories), "
-            f"{report.embedded} embedded on the cluster, {report.swept} after",
+            f"ray ({report.ray}, {report.workers} CPUs): {report.wanted} inputs wanted, "
+            f"{report.shared} of them by several repositories, {report.copied} copied from "
+            f"another database, {report.inputs} sent to the cluster, {report.embedded} "
+            f"embedded there, {report.swept} after",
             err=True,
         )

@@ -33,6 +33,7 @@ indexes it. With --ray (the optional extra: pip install 'pix[cluster]'):
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 import time
@@ -63,6 +64,13 @@ WAIT_SECONDS = 0.5
 # default grace would cut it short and leave them running.
 SHUTDOWN_GRACE = 20.0
 SCHEMA_VERSION = 1
+# One vector per input (a JSON array of embed keys) that some chunk of this database has.
+VECTORS_FOR_KEYS = """
+SELECT c.embed_key, min(v.embedding)
+FROM chunk c JOIN chunk_vec v ON v.chunk_id = c.id
+WHERE c.embed_key IN (SELECT value FROM json_each(?))
+GROUP BY c.embed_key
+"""
 
 
 @dataclass
@@ -72,8 +80,9 @@ class WorkspaceReport:
     ray: str | None = None  # the address, `local`, or None without --ray
     workers: int = 0  # CPUs of the Ray cluster (embedding tasks at once)
     wanted: int = 0  # (repository, input) pairs that lacked a vector after the static phase
-    inputs: int = 0  # distinct inputs among them: what content addressing leaves to embed
-    shared: int = 0  # inputs wanted by more than one repository
+    shared: int = 0  # distinct inputs wanted by more than one repository
+    copied: int = 0  # inputs whose vector another database of the workspace already had
+    inputs: int = 0  # distinct inputs sent to the cluster: what content addressing left
     embedded: int = 0  # inputs run through the model on the cluster
     swept: int = 0  # inputs the last pass embedded (left by another pix, or unclaimed)
     seconds: dict[str, float] = field(default_factory=dict)
@@ -263,9 +272,40 @@ class _Run:
             self.writes.append(writer.write.remote(name, done))
         fresh.sort(key=lambda key: (len(self.text[key]), key))
         self.queue.extend(fresh)
-        self.report.inputs += len(fresh)
         self.progress.grow(len(fresh))
-        self.progress.note(f"{name}: {len(pending)} inputs to embed, {len(fresh)} not seen before")
+        copied = self._copy_known(name, fresh)
+        self.progress.note(
+            f"{name}: {len(pending)} inputs to embed, {len(fresh) - copied} not seen before"
+        )
+
+    def _copy_known(self, name: str, fresh: list[int]) -> int:
+        """Queued inputs whose vector another database of the workspace already holds (an
+        earlier run, or an interrupted one that wrote a shared input to one database only) are
+        copied rather than embedded: `name`'s new inputs are looked up in the databases
+        prepared before it, and their queued inputs in `name`'s. Returns how many of `fresh`
+        were found."""
+        others = [other for other in self.snapshot if other != name]
+        theirs = [key for key in self.queue if name not in self.wanted_by[key]]
+        asks = [self.writer[other].known.remote(other, fresh) for other in others if fresh]
+        if theirs:
+            asks.append(self.writer[name].known.remote(name, theirs))
+        found: dict[int, bytes] = {}
+        for answer in self.ray.get(asks):
+            found.update(answer)
+        if not found:
+            return 0
+        self.vector.update(found)
+        self.queue = deque(key for key in self.queue if key not in found)
+        by_repo: dict[str, list[tuple[int, bytes]]] = {}
+        for key, vector in found.items():
+            del self.text[key]
+            for repo in self.wanted_by.pop(key):
+                by_repo.setdefault(repo, []).append((key, vector))
+        for repo, done in by_repo.items():
+            self.writes.append(self.writer[repo].write.remote(repo, done))
+        self.report.copied += len(found)
+        self.progress.grow(-len(found))
+        return len(set(fresh) & found.keys())
 
     def _dispatch(self, last: bool) -> None:
         """Submit blocks while workers would otherwise wait; partial blocks only when nothing
@@ -284,6 +324,7 @@ class _Run:
                     by_repo.setdefault(name, []).append(key)
             claims = [self.writer[n].claim.remote(n, keys) for n, keys in by_repo.items()]
             texts = [self.text.pop(key) for key in block]
+            self.report.inputs += len(block)
             self.running[self.embed_task.remote(block, texts, *claims)] = block
 
     def _embedded(self, block: list[int], keys: list[int], vectors: np.ndarray) -> None:
@@ -355,6 +396,11 @@ class Writer:
             store = open_store(Path(db), create=False)
             self.stores[name], self.leases[name] = store, Leases(store)
             self.written[name] = 0
+
+    def known(self, name: str, keys: list[int]) -> dict[int, bytes]:
+        """The vectors this database already holds for any of `keys`."""
+        rows = self.stores[name].conn.execute(VECTORS_FOR_KEYS, (json.dumps(keys),))
+        return {key: bytes(vector) for key, vector in rows}
 
     def claim(self, name: str, keys: list[int]) -> list[int]:
         """Lease the inputs nobody holds and that still lack a vector here."""
