@@ -238,3 +238,22 @@ def test_mcp_round_trip(installed):
     answer = result.structured_content
     _validator(answer, "query").validate(answer)
     assert "geo.py" in json.dumps(answer["results"][0])
+
+
+def test_workspace_index_and_ray_without_the_cluster_extra(installed, tmp_path):
+    # The wheel's own dependencies do not bring Ray: `--ray` needs the extra.
+    probe = installed.run_exe(
+        "python", "-c", "import importlib.util; print(importlib.util.find_spec('ray'))"
+    )
+    assert probe.stdout.strip() == "None"
+    workspace = tmp_path / "pix.toml"
+    workspace.write_text(f'[[repo]]\nname = "repo"\npath = "{installed.repo}"\n', "utf-8")
+    done = installed.run("index", "--workspace", str(workspace), "--ray")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "pix: error: --ray needs the cluster extra, which is not installed: "
+        "pip install 'pix[cluster]'"
+    ]
+    plain = installed.json("index", "--workspace", str(workspace), "--json")
+    assert [repo["name"] for repo in plain["repos"]] == ["repo"]
+    assert plain["repos"][0]["embedPending"] == 0 and plain["ray"] is None
