@@ -64,7 +64,7 @@ def index_workspace_command(
     if quiet:
         return
     for repo in report.repos:
-        typer.echo(f"{repo['name']}: {index_summary(repo)}", err=True)
+        typer.echo(f"{repo['name']}: {index_summary(repo['report'])}", err=True)
     if report.ray is not None:
         typer.echo(
             f"ray ({report.ray}, {report.workers} CPUs): {report.wanted} inputs wanted, "

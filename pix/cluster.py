@@ -75,7 +75,7 @@ GROUP BY c.embed_key
 
 @dataclass
 class WorkspaceReport:
-    repos: list[dict]  # each repository's `pix index` report, with its name
+    repos: list[dict]  # {name, report}: each repository's `pix index` report
     skipped: dict[str, str]  # repository -> why it was not indexed
     ray: str | None = None  # the address, `local`, or None without --ray
     workers: int = 0  # CPUs of the Ray cluster (embedding tasks at once)
@@ -115,7 +115,7 @@ def index_workspace(
     local Ray instance of `cpus` CPUs) their embedding spread over a Ray cluster."""
     progress = progress or Progress(enabled=False)
     ray = import_ray() if ray_address is not None else None
-    shards, skipped = _indexable(workspace, ray is not None)
+    shards, skipped = _indexable(workspace, ray is not None and embed)
     for name, why in skipped.items():
         progress.note(f"{name}: not indexed ({why})")
     t0 = time.perf_counter()
@@ -126,7 +126,7 @@ def index_workspace(
             one = index_repository(
                 str(shard.root), str(shard.db), max_bytes=max_bytes, embed=embed, progress=progress
             )
-            report.repos.append({"name": shard.name, **one.describe()})
+            report.repos.append({"name": shard.name, "report": one.describe()})
             report.embedded += one.embedded
     else:
         report = _with_ray(ray, shards, skipped, ray_address, cpus, max_bytes, progress)
@@ -239,15 +239,15 @@ class _Run:
         ends = [self.writer[n].finish.remote(n, self.snapshot[n]) for n in names]
         for name, end in zip(names, ray.get(ends), strict=True):
             self.report.swept += end["swept"]
-            repo = {**self.reports[name], "embedded": end["written"] + end["swept"]}
-            self.report.repos.append({**repo, "embedPending": end["left"]})
+            one = {**self.reports[name], "embedded": end["written"] + end["swept"]}
+            self.report.repos.append({"name": name, "report": {**one, "embedPending": end["left"]}})
         self.report.seconds["finish"] = round(time.perf_counter() - t1, 3)
 
     def _prepared(self, name: str, snapshot: int, report: dict, pending: list) -> None:
         """A repository's keyword and static phases are done: queue its new inputs, write
         those already embedded in this run, and claim those running for another."""
         self.snapshot[name] = snapshot
-        self.reports[name] = {"name": name, **report}
+        self.reports[name] = report
         fresh, running, done = [], [], []
         for key, text in pending:
             self.repos_of[key] = self.repos_of.get(key, 0) + 1

@@ -19,10 +19,12 @@ import time
 from pathlib import Path
 
 import apsw
+import jsonschema
 import sqlite_vec
 from conftest import GIT_ENV, default_sigint, new_repo, pix, pix_json
 
 from pix.interrupt import MESSAGE
+from pix.schemas import bundled
 
 RAY = ("--ray", "--ray-cpus", "2")
 START_SECONDS = 300.0
@@ -169,6 +171,7 @@ def test_ray_embeds_shared_texts_once_and_matches_plain_index(tmp_path):
 
     code, report, err = pix_json("index", "--workspace", str(ws), *RAY, "--json", cwd=tmp_path)
     assert code == 0, err
+    jsonschema.validate(report, bundled("index-workspace-response.v1.json"))
     dbs = {name: ws / name / ".pix.db" for name in repos}
     for db in dbs.values():
         assert_complete(db)
@@ -183,11 +186,12 @@ def test_ray_embeds_shared_texts_once_and_matches_plain_index(tmp_path):
     assert report["embedded"] == len(every)  # each distinct text once, for all three
     assert report["swept"] == 0
     assert [repo["name"] for repo in report["repos"]] == list(repos)
-    assert all(repo["embedPending"] == 0 for repo in report["repos"])
+    assert all(repo["report"]["embedPending"] == 0 for repo in report["repos"])
 
     # Plain `pix index`, repository by repository: the same vectors, byte for byte.
     code, plain_report, err = pix_json("index", "--workspace", str(plain), "--json", cwd=tmp_path)
     assert code == 0, err
+    jsonschema.validate(plain_report, bundled("index-workspace-response.v1.json"))
     assert plain_report["ray"] is None
     assert plain_report["embedded"] == sum(len(k) for k in keys.values())
     for name in repos:
@@ -257,7 +261,7 @@ def test_ctrl_c_leaves_every_database_consistent_and_the_next_run_finishes(tmp_p
 def test_a_concurrent_plain_index_shares_the_work_through_leases(tmp_path):
     ws = workspace(
         tmp_path / "ws",
-        {"small": modules("small", 4, 4), "big": modules("big", 300, 6)},
+        {"small": modules("small", 4, 4), "big": modules("big", 500, 6)},
     )
     big = ws / "big"
     db = big / ".pix.db"
@@ -276,11 +280,16 @@ def test_a_concurrent_plain_index_shares_the_work_through_leases(tmp_path):
     assert_complete(ws / "small" / ".pix.db")
     every = embed_keys(db) | embed_keys(ws / "small" / ".pix.db")
     ours = report["embedded"] + report["swept"]
-    print(f"\nray embedded {ours} of {len(every)} inputs, the plain index {theirs['embedded']}")
-    # No input ran through the model twice: the two processes' runs add up to the inputs.
+    small = len(embed_keys(ws / "small" / ".pix.db"))
+    print(
+        f"\nray found {report['wanted'] - small} of big's inputs pending and embedded "
+        f"{ours - small} of them; the plain index embedded {theirs['embedded']}"
+    )
+    # The distributed run came while the plain one was at work in big's database...
+    assert report["wanted"] > small
+    # ... and no input ran through the model twice: the two runs add up to the inputs.
     assert ours + theirs["embedded"] == len(every)
     assert theirs["embedded"] > 0
-    assert ours > len(embed_keys(ws / "small" / ".pix.db"))  # some of big's too
 
 
 def _leases(db: Path) -> int:

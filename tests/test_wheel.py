@@ -255,5 +255,6 @@ def test_workspace_index_and_ray_without_the_cluster_extra(installed, tmp_path):
         "pip install 'pix[cluster]'"
     ]
     plain = installed.json("index", "--workspace", str(workspace), "--json")
+    _validator(plain, "index-workspace").validate(plain)
     assert [repo["name"] for repo in plain["repos"]] == ["repo"]
-    assert plain["repos"][0]["embedPending"] == 0 and plain["ray"] is None
+    assert plain["repos"][0]["report"]["embedPending"] == 0 and plain["ray"] is None
