@@ -63,6 +63,7 @@ WAIT_SECONDS = 0.5
 # Ctrl-C: Ray's shutdown (stopping its processes) takes a second or two; pix.interrupt's
 # default grace would cut it short and leave them running.
 SHUTDOWN_GRACE = 20.0
+PROBE_SECONDS = 5.0
 SCHEMA_VERSION = 1
 # One vector per input (a JSON array of embed keys) that some chunk of this database has.
 VECTORS_FOR_KEYS = """
@@ -151,6 +152,7 @@ def _indexable(workspace: Workspace, on_ray: bool) -> tuple[list[Shard], dict[st
 
 def _with_ray(ray, shards, skipped, address, cpus, max_bytes, progress) -> WorkspaceReport:
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no network calls of its own
+    _probe(address)
     quiet = {"include_dashboard": False, "log_to_driver": False, "logging_level": "ERROR"}
     interrupt.set_grace(SHUTDOWN_GRACE)
     try:
@@ -174,6 +176,18 @@ def _with_ray(ray, shards, skipped, address, cpus, max_bytes, progress) -> Works
     finally:
         with contextlib.suppress(Exception):
             ray.shutdown()
+
+
+def _probe(address: str) -> None:
+    """Fail at once on a `host:port` nobody answers: ray.init retried one for over ten
+    minutes (127.0.0.1:1 here). `local`, `auto` and `ray://` addresses are Ray's to resolve."""
+    host, colon, port = address.rpartition(":")
+    if address in (LOCAL, "auto") or "://" in address or not colon or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=PROBE_SECONDS).close()
+    except OSError as exc:
+        raise UsageError(f"cannot reach Ray at {address}: {exc.strerror or exc}") from None
 
 
 class _Run:

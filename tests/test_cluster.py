@@ -306,6 +306,7 @@ def test_ray_options_are_checked_before_anything_starts(tmp_path):
         (("--workspace", str(ws), "--db", str(tmp_path / "x.db")), "exclusive with --db"),
         (("--workspace", str(ws), "--ray", "auto", "--ray-cpus", "2"), "--ray-cpus"),
         (("--workspace", str(tmp_path / "nowhere"), "--ray"), "no such workspace"),
+        (("--workspace", str(ws), "--ray", "127.0.0.1:1"), "cannot reach Ray at 127.0.0.1:1"),
     ):
         code, out, err = pix("index", *args, cwd=tmp_path)
         assert code == 2, (args, err)
