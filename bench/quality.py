@@ -16,6 +16,7 @@ databases in the bench cache (faster to iterate; stale if the chunker changed).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -131,6 +132,37 @@ def latency(name: str, db: Path, questions: list[str]) -> dict[str, float]:
     }
 
 
+ISSUE_CHARS = 2000
+
+
+def issue_texts(limit: int) -> list[str]:
+    """The first `limit` issue reports of ../shared/eval/issueloc at least ISSUE_CHARS long, cut
+    to ISSUE_CHARS: what an agent pastes when it starts on a bug (the repository they were
+    written for does not matter for timing)."""
+    path = corpora.shared_dir() / "eval" / "issueloc" / "queries.jsonl"
+    with path.open(encoding="utf-8") as fh:
+        texts = [json.loads(line)["query"] for line in fh if line.strip()]
+    return [t[:ISSUE_CHARS] for t in texts if len(t) >= ISSUE_CHARS][:limit]
+
+
+def issue_latency(name: str, db: Path, texts: list[str]) -> dict[str, float]:
+    """Warm file-mode latency of issue-length queries (the issue route: evidence, windows
+    embedded one by one, selected BM25 terms)."""
+    engine = QueryEngine(db=str(db), cwd=str(corpora.corpus(name)))
+    engine.query(QueryRequest(query=texts[0], mode="file"))
+    ms = []
+    for text in texts:
+        t0 = time.perf_counter()
+        engine.query(QueryRequest(query=text, mode="file", top=10))
+        ms.append((time.perf_counter() - t0) * 1000)
+    engine.close()
+    return {
+        "issues": len(ms),
+        "median ms": statistics.median(ms),
+        "p90 ms": statistics.quantiles(ms, n=10)[-1] if len(ms) > 1 else ms[0],
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sets", default="requests,click")
@@ -143,6 +175,12 @@ def main(argv: list[str] | None = None) -> None:
         "--reuse", action="store_true", help="keep databases in the bench cache and reuse them"
     )
     parser.add_argument("--speed-only", action="store_true", help="skip the quality table")
+    parser.add_argument(
+        "--issues",
+        type=int,
+        default=0,
+        help=f"also time N issue reports cut to {ISSUE_CHARS:,} characters on each set",
+    )
     args = parser.parse_args(argv)
     names = [s for s in args.sets.split(",") if s]
     with tempfile.TemporaryDirectory(prefix="pix-quality-") as tmp:
@@ -190,6 +228,13 @@ def main(argv: list[str] | None = None) -> None:
                 + " | ".join(f"{s[c]:.0f}" if c == "queries" else f"{s[c]:.1f}" for c in speed_cols)
                 + " |"
             )
+        if args.issues:
+            texts = issue_texts(args.issues)
+            print(f"\nwarm file-mode latency of {ISSUE_CHARS:,}-character issue reports\n")
+            print("| corpus | issues | median ms | p90 ms |\n|---|---:|---:|---:|")
+            for name in speed_names:
+                s = issue_latency(name, dbs[name], texts)
+                print(f"| {name} | {s['issues']} | {s['median ms']:.1f} | {s['p90 ms']:.1f} |")
 
 
 if __name__ == "__main__":
