@@ -8,6 +8,7 @@ The CLI, the MCP `pack` tool and tests all call `run_pack`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
@@ -91,26 +92,12 @@ def _run_pack(engine: QueryEngine, request: PackRequest, reveal: bool, auto: boo
                 lines = shown[c.path].lines(1, shown[c.path].line_count, reveal)
                 files[c.path] = packet.FileLines(lines, counter.lines)
     warn_unrevealed(shown.items(), reveal, warnings)
-    chosen = packet.select(candidates, files, request.budget, counter.text, counter.newline)
-    if chosen.short_of:
-        warnings.append(_short_of(chosen, request))
-    text = packet.render(chosen.spans, files)
-    used = counter.text(text) if text else 0
-    while used > request.budget:  # costs add up exactly (tests check it); if ever they do not,
-        dropped = chosen.spans.pop()  # the budget still holds and the drop is reported
-        held = chosen.chunks.pop((dropped.path, dropped.start_line, dropped.end_line), [])
-        chosen.omitted += [packet.Omission(c, "budget") for c in held]
-        text = packet.render(chosen.spans, files)
-        used = counter.text(text) if text else 0
-    chosen.omitted.sort(key=lambda o: o.candidate.rank)
+    chosen, text, used, omitted = fit(candidates, files, request, counter, warnings)
     spans = []
     for span in chosen.spans:
         on = shown[span.path]
         redactions.add(span.blob, on.secrets_in(span.start_line, span.end_line), on)
-        spans.append(_project_span(span, chosen, files, counter, found.snapshot))
-    omitted = {"budget": 0, "duplicate": 0, "lowScore": 0}
-    for o in chosen.omitted:
-        omitted[{"low_score": "lowScore"}.get(o.reason, o.reason)] += 1
+        spans.append(project_span(span, chosen, files, counter, found.snapshot))
     beyond = max(len(found.hits) - packet.MAX_CANDIDATES, 0)
     omitted["lowScore"] += beyond  # ranked below the candidates considered
     response = {
@@ -126,17 +113,7 @@ def _run_pack(engine: QueryEngine, request: PackRequest, reveal: bool, auto: boo
         "spans": spans,
         "omitted": {
             **omitted,
-            "items": [
-                {
-                    "path": o.candidate.path,
-                    "startLine": o.candidate.start_line,
-                    "endLine": o.candidate.end_line,
-                    "score": round(o.candidate.score, 6),
-                    "reason": o.reason,
-                    **({"of": o.of} if o.of else {}),
-                }
-                for o in chosen.omitted[:OMITTED_LISTED]
-            ],
+            "items": omitted_items(chosen, lambda path: {"path": path}),
         },
         "text": text,
         "warnings": warnings,
@@ -147,9 +124,55 @@ def _run_pack(engine: QueryEngine, request: PackRequest, reveal: bool, auto: boo
     return response
 
 
-def _short_of(chosen: packet.Packet, request: PackRequest) -> str:
+def fit(
+    candidates: list[packet.Candidate],
+    files: dict[str, packet.FileLines],
+    request: PackRequest,
+    counter: Counter,
+    warnings: list[str],
+    label: Callable[[str], str] = str,
+) -> tuple[packet.Packet, str, int, dict[str, int]]:
+    """The pack rule over ranked candidates, then the budget made to hold: (the chosen
+    packet, its text, the units it uses, how many candidates were left out and why). One
+    repository (run_pack) and a workspace (pix.shards_tools) share it; `label` names a
+    candidate's path in warnings."""
+    chosen = packet.select(candidates, files, request.budget, counter.text, counter.newline)
+    if chosen.short_of:
+        warnings.append(_short_of(chosen, request, label))
+    text = packet.render(chosen.spans, files)
+    used = counter.text(text) if text else 0
+    while used > request.budget:  # costs add up exactly (tests check it); if ever they do not,
+        dropped = chosen.spans.pop()  # the budget still holds and the drop is reported
+        held = chosen.chunks.pop((dropped.path, dropped.start_line, dropped.end_line), [])
+        chosen.omitted += [packet.Omission(c, "budget") for c in held]
+        text = packet.render(chosen.spans, files)
+        used = counter.text(text) if text else 0
+    chosen.omitted.sort(key=lambda o: o.candidate.rank)
+    omitted = {"budget": 0, "duplicate": 0, "lowScore": 0}
+    for o in chosen.omitted:
+        omitted[{"low_score": "lowScore"}.get(o.reason, o.reason)] += 1
+    return chosen, text, used, omitted
+
+
+def omitted_items(chosen: packet.Packet, locate: Callable[[str], dict]) -> list[dict]:
+    """The first OMITTED_LISTED left-out candidates; `locate` turns a candidate's path into
+    the fields that name it ({"path"}, or {"repo", "path"} in a workspace)."""
+    return [
+        {
+            **locate(o.candidate.path),
+            "startLine": o.candidate.start_line,
+            "endLine": o.candidate.end_line,
+            "score": round(o.candidate.score, 6),
+            "reason": o.reason,
+            **({"of": o.of} if o.of else {}),
+        }
+        for o in chosen.omitted[:OMITTED_LISTED]
+    ]
+
+
+def _short_of(chosen: packet.Packet, request: PackRequest, label: Callable[[str], str]) -> str:
     best, whole = chosen.short_of  # type: ignore[misc]
-    where = f"{best.path}:{best.start_line}-{best.end_line}"
+    where = f"{label(best.path)}:{best.start_line}-{best.end_line}"
     limit = f"the budget ({request.budget:,} {request.unit})"
     if chosen.spans:
         return (
@@ -162,12 +185,17 @@ def _short_of(chosen: packet.Packet, request: PackRequest) -> str:
     )
 
 
-def _project_span(span: packet.Span, chosen: packet.Packet, files, counter, snapshot) -> dict:
+def project_span(
+    span: packet.Span, chosen: packet.Packet, files, counter, snapshot, path: str | None = None
+) -> dict:
+    """A chosen span as the response shows it; `path` is its path in its repository when the
+    packet's key for it is another (a workspace's repo-qualified key)."""
+    path = path or span.path
     held = chosen.chunks.get((span.path, span.start_line, span.end_line), [])
     lines = files[span.path].lines[span.start_line - 1 : span.end_line]
-    cite = citation(span.path, span.blob, (span.start_line, span.end_line), snapshot)
+    cite = citation(path, span.blob, (span.start_line, span.end_line), snapshot)
     return {
-        "path": span.path,
+        "path": path,
         "startLine": span.start_line,
         "endLine": span.end_line,
         "whole": span.whole,

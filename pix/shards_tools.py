@@ -18,9 +18,9 @@ from pix.errors import PixError
 from pix.output import packet
 from pix.output.shown import Redactions
 from pix.output.tokens import Counter
-from pix.pack import OMITTED_LISTED, PackRequest, check_pack
 from pix.pack import SCHEMA_VERSION as PACK_VERSION
-from pix.query import check_request, citation, warn_unrevealed
+from pix.pack import PackRequest, check_pack, fit, omitted_items, project_span
+from pix.query import check_request, warn_unrevealed
 from pix.shards import ShardSet, merge, problem_warning, raise_if_none, shard_ranking
 from pix.workspace import Workspace
 
@@ -68,49 +68,19 @@ def pack_shards(
             lines = shown[key].lines(1, shown[key].line_count, reveal)
             files[key] = packet.FileLines(lines, counter.lines)
     warn_unrevealed(shown.items(), reveal, warnings)
-    chosen = packet.select(candidates, files, request.budget, counter.text, counter.newline)
-    if chosen.short_of:
-        best, whole = chosen.short_of  # type: ignore[misc]
-        warnings.append(
-            f"the budget ({request.budget:,} {request.unit}) is too small for the best "
-            f"evidence: {best.path}:{best.start_line}-{best.end_line} needs {whole:,} whole"
-        )
-    text = packet.render(chosen.spans, files)
-    used = counter.text(text) if text else 0
-    while used > request.budget:  # as pix.pack: the budget holds whatever the sum said
-        dropped = chosen.spans.pop()
-        held = chosen.chunks.pop((dropped.path, dropped.start_line, dropped.end_line), [])
-        chosen.omitted += [packet.Omission(c, "budget") for c in held]
-        text = packet.render(chosen.spans, files)
-        used = counter.text(text) if text else 0
-    chosen.omitted.sort(key=lambda o: o.candidate.rank)
+    chosen, text, used, omitted = fit(
+        candidates, files, request, counter, warnings, label=lambda key: ": ".join(where[key])
+    )
     redactions = Redactions(reveal)
     spans = []
     for span in chosen.spans:
         name, path = where[span.path]
         on = shown[span.path]
         redactions.add(f"{name}/{span.blob}", on.secrets_in(span.start_line, span.end_line), on)
-        held = chosen.chunks.get((span.path, span.start_line, span.end_line), [])
-        lines = files[span.path].lines[span.start_line - 1 : span.end_line]
         snapshot = answers[name].snapshot
         spans.append(
-            {
-                "repo": name,
-                "path": path,
-                "startLine": span.start_line,
-                "endLine": span.end_line,
-                "whole": span.whole,
-                "cut": span.cut,
-                "score": round(max((c.score for c in held), default=0.0), 6),
-                "chunks": len(held),
-                "units": counter.text(packet.block(span, lines)),
-                "citation": citation(path, span.blob, (span.start_line, span.end_line), snapshot),
-                "text": "".join(line + "\n" for line in lines),
-            }
+            {"repo": name, **project_span(span, chosen, files, counter, snapshot, path=path)}
         )
-    omitted = {"budget": 0, "duplicate": 0, "lowScore": 0}
-    for o in chosen.omitted:
-        omitted[{"low_score": "lowScore"}.get(o.reason, o.reason)] += 1
     total = sum(len(a.ranked) for a in answers.values())
     omitted["lowScore"] += max(total - len(merged), 0)
     lead = where[spans[0]["repo"] + SEP + spans[0]["path"]][0] if spans else next(iter(answers))
@@ -127,18 +97,9 @@ def pack_shards(
         "spans": spans,
         "omitted": {
             **omitted,
-            "items": [
-                {
-                    "repo": where[o.candidate.path][0],
-                    "path": where[o.candidate.path][1],
-                    "startLine": o.candidate.start_line,
-                    "endLine": o.candidate.end_line,
-                    "score": round(o.candidate.score, 6),
-                    "reason": o.reason,
-                    **({"of": o.of} if o.of else {}),
-                }
-                for o in chosen.omitted[:OMITTED_LISTED]
-            ],
+            "items": omitted_items(
+                chosen, lambda key: {"repo": where[key][0], "path": where[key][1]}
+            ),
         },
         "text": text,
         "warnings": warnings,

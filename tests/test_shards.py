@@ -176,6 +176,15 @@ def test_pack_across_repositories_cites_each_span_in_its_repository(workspace):
     for span in out["spans"]:
         assert (workspace / "repos" / span["repo"] / span["citation"]["path"]).is_file()
         assert f"{span['repo']}: {span['path']}" in out["text"]
+    # Left-out candidates name their repository too; a budget too small for the best chunk
+    # says which chunk, in the workspace's `repo: path` form.
+    for item in out["omitted"]["items"]:
+        assert (workspace / "repos" / item["repo"] / item["path"]).is_file()
+    code, small, err = pix_json(
+        "pack", RAIN, "--budget", "5", "--workspace", str(workspace), "--format", "json"
+    )
+    assert code == 0, err
+    assert any("is too small for" in w and "weather: " in w for w in small["warnings"])
 
 
 def test_discover_across_repositories(workspace):
