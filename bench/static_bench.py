@@ -271,11 +271,60 @@ def speed_configs(potion: bool) -> dict[str, dict]:
         f"{QUANT}, 8192 cells": {**q, "max_cells": 8192},
         # One text per run: dynamic activation scales then depend on the text alone.
         f"{QUANT}, batch 1": {**q, "max_batch": 1},
+        # What `pix index` runs (intra None: one single-threaded run per core, in threads over
+        # one session), beside the same runs in one process per core (the cluster's workers).
+        # (Batches of 32 texts handed to the pool, each text still run alone.)
+        f"{QUANT}, each text alone, a thread per core (pix index)": {**q, "intra": None},
+        f"{QUANT}, each text alone, a process per core": {
+            **q,
+            "max_batch": 1,
+            "intra": 1,
+            "procs": os.cpu_count() or 1,
+        },
         STATIC: {"kind": "static"},
     }
     if potion:
         configs[POTION] = {"kind": "static", "potion": True}
     return configs
+
+
+def run_workers(config: dict, texts: list[str], tmp: Path, texts_file: Path) -> dict:
+    """One timed run of `config`: one worker process, or `procs` of them at once, each with
+    its share of the texts (then the slowest one's time, the summed CPU and tokens, the largest
+    RSS; each starts timing after its own model load, so the overlap is approximate)."""
+    procs = config.get("procs", 1)
+    files = [texts_file]
+    if procs > 1:
+        files = [tmp / f"texts-{i}.json" for i in range(procs)]
+        for i, f in enumerate(files):
+            f.write_text(json.dumps(texts[i::procs]), encoding="utf-8")
+    running = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "bench.static_bench",
+                "--worker",
+                json.dumps({**config, "texts": str(f)}),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=corpora.repo_root(),
+        )  # fmt: skip
+        for f in files
+    ]
+    outs = []
+    for p in running:
+        out, _ = p.communicate()
+        if p.returncode:
+            raise RuntimeError(f"speed worker failed: {config}")
+        outs.append(json.loads(out.strip().splitlines()[-1]))
+    return {
+        "seconds": max(o["seconds"] for o in outs),
+        "cpu": sum(o["cpu"] for o in outs),
+        "tokens": sum(o["tokens"] for o in outs),
+        "rss": max(o["rss"] for o in outs),
+    }
 
 
 def speed(texts: list[str], rounds: int, potion: bool) -> list[tuple[str, dict]]:
@@ -286,12 +335,7 @@ def speed(texts: list[str], rounds: int, potion: bool) -> list[tuple[str, dict]]
         texts_file.write_text(json.dumps(texts), encoding="utf-8")
         for r in range(rounds):
             for label, config in configs.items():
-                done = subprocess.run(
-                    [sys.executable, "-m", "bench.static_bench", "--worker",
-                     json.dumps({**config, "texts": str(texts_file)})],
-                    capture_output=True, text=True, check=True, cwd=corpora.repo_root(),
-                )  # fmt: skip
-                results[label].append(json.loads(done.stdout.strip().splitlines()[-1]))
+                results[label].append(run_workers(config, texts, Path(tmp), texts_file))
                 print(f"speed round {r + 1}: {label}: {results[label][-1]}", file=sys.stderr)
     rows = []
     for label, runs in results.items():
