@@ -104,12 +104,7 @@ def _run_pack(engine: QueryEngine, request: PackRequest, reveal: bool, auto: boo
         "schemaVersion": SCHEMA_VERSION,
         "query": request.query,
         "snapshot": found.snapshot.describe(),
-        "budget": {
-            "limit": request.budget,
-            "unit": request.unit,
-            "used": used,
-            "counter": counter.describe(),
-        },
+        "budget": budget_used(request, used, counter),
         "spans": spans,
         "omitted": {
             **omitted,
@@ -152,6 +147,16 @@ def fit(
     for o in chosen.omitted:
         omitted[{"low_score": "lowScore"}.get(o.reason, o.reason)] += 1
     return chosen, text, used, omitted
+
+
+def budget_used(request: PackRequest, used: int, counter: Counter) -> dict:
+    """The response's `budget`: the limit asked for, in its unit, and what the packet uses."""
+    return {
+        "limit": request.budget,
+        "unit": request.unit,
+        "used": used,
+        "counter": counter.describe(),
+    }
 
 
 def omitted_items(chosen: packet.Packet, locate: Callable[[str], dict]) -> list[dict]:

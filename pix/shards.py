@@ -184,6 +184,37 @@ class ShardSet:
             engine.close()
         self.engines.clear()
 
+    def rank(
+        self,
+        selected: list[Shard],
+        request: QueryRequest,
+        auto_refresh: bool,
+        warnings: list[str],
+        file_mode: bool | None = None,
+    ) -> dict[str, ShardAnswer]:
+        """Each selected shard's own ranking (what `pix query` ranks on that repository
+        alone), concurrently: name -> its answer. A shard that cannot answer is named in
+        `warnings`; if none can, the first one's error is raised. A shard re-indexed on the
+        way has its work tree checked again next time."""
+        raw = self.map(
+            selected,
+            lambda engine: shard_ranking(
+                engine, request, auto_refresh, file_mode, known=self.changes(engine, request)
+            ),
+        )
+        raise_if_none(raw, selected)
+        answers: dict[str, ShardAnswer] = {}
+        for shard in selected:
+            value = raw[shard.name]
+            if isinstance(value, PixError):
+                warnings.append(problem_warning(shard.name, value))
+                continue
+            answers[shard.name] = value
+            warnings.extend(f"{shard.name}: {w}" for w in value.warnings)
+            if value.refreshed:
+                self.forget(shard.name)
+        return answers
+
     def map(self, shards: list[Shard], work: Callable[[QueryEngine], object]) -> dict:
         """`work` on each shard's engine, concurrently: name -> its value, or the PixError it
         raised (an unopened shard's error). Engines are used by one thread at a time."""
@@ -358,23 +389,7 @@ def query_shards(
     request = replace(request)
     warnings = check_request(request, workspace=True)
     selected = shards.select(repos if repos is not None else request.repos)
-    raw = shards.map(
-        selected,
-        lambda engine: shard_ranking(
-            engine, request, auto_refresh, known=shards.changes(engine, request)
-        ),
-    )
-    raise_if_none(raw, selected)
-    answers: dict[str, ShardAnswer] = {}
-    for shard in selected:
-        value = raw[shard.name]
-        if isinstance(value, PixError):
-            warnings.append(problem_warning(shard.name, value))
-        else:
-            answers[shard.name] = value
-            warnings.extend(f"{shard.name}: {w}" for w in value.warnings)
-            if value.refreshed:
-                shards.forget(shard.name)
+    answers = shards.rank(selected, request, auto_refresh, warnings)
     chosen = merge(answers, [s.name for s in selected], request.top, beta)
     top_score = chosen[0][1].score if chosen else 0.0
     results: list[Result] = []

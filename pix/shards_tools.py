@@ -19,9 +19,16 @@ from pix.output import packet
 from pix.output.shown import Redactions
 from pix.output.tokens import Counter
 from pix.pack import SCHEMA_VERSION as PACK_VERSION
-from pix.pack import PackRequest, check_pack, fit, omitted_items, project_span
+from pix.pack import (
+    PackRequest,
+    budget_used,
+    check_pack,
+    fit,
+    omitted_items,
+    project_span,
+)
 from pix.query import check_request, warn_unrevealed
-from pix.shards import ShardSet, merge, problem_warning, raise_if_none, shard_ranking
+from pix.shards import ShardSet, merge, problem_warning, raise_if_none
 from pix.workspace import Workspace
 
 WORKSPACE_STATUS_VERSION = 1  # schema/workspace-status-response.v1.json
@@ -39,21 +46,7 @@ def pack_shards(
     query = request.query_request()
     warnings = check_request(query, workspace=True)
     selected = shards.select(query.repos)
-    raw = shards.map(
-        selected,
-        lambda e: shard_ranking(
-            e, query, auto_refresh, file_mode=False, known=shards.changes(e, query)
-        ),
-    )
-    raise_if_none(raw, selected)
-    answers = {}
-    for shard in selected:
-        value = raw[shard.name]
-        if isinstance(value, PixError):
-            warnings.append(problem_warning(shard.name, value))
-        else:
-            answers[shard.name] = value
-            warnings.extend(f"{shard.name}: {w}" for w in value.warnings)
+    answers = shards.rank(selected, query, auto_refresh, warnings, file_mode=False)
     merged = merge(answers, [s.name for s in selected], packet.MAX_CANDIDATES)
     counter = Counter(request.unit)
     candidates, files, shown, where = [], {}, {}, {}
@@ -88,12 +81,7 @@ def pack_shards(
         "schemaVersion": PACK_VERSION,
         "query": request.query,
         "snapshot": answers[lead].snapshot.describe(),
-        "budget": {
-            "limit": request.budget,
-            "unit": request.unit,
-            "used": used,
-            "counter": counter.describe(),
-        },
+        "budget": budget_used(request, used, counter),
         "spans": spans,
         "omitted": {
             **omitted,
