@@ -258,3 +258,19 @@ def test_workspace_index_and_ray_without_the_cluster_extra(installed, tmp_path):
     _validator(plain, "index-workspace").validate(plain)
     assert [repo["name"] for repo in plain["repos"]] == ["repo"]
     assert plain["repos"][0]["report"]["embedPending"] == 0 and plain["ray"] is None
+
+    # A question across the workspace from the installed wheel: a second, bare-database entry
+    # (a copy of the first's file) answers beside it, and every result names its repository.
+    shutil.copyfile(installed.repo / ".pix.db", tmp_path / "copy.pix.db")
+    workspace.write_text(
+        f'[[repo]]\nname = "repo"\npath = "{installed.repo}"\n\n'
+        f'[[repo]]\nname = "copy"\ndb = "{tmp_path / "copy.pix.db"}"\n',
+        "utf-8",
+    )
+    across = installed.json(
+        "query", "area of a circle", "--workspace", str(workspace), "--json", "--top", "4"
+    )
+    _validator(across, "query").validate(across)
+    assert {r["repo"] for r in across["results"]} == {"repo", "copy"}
+    status = installed.json("status", "--workspace", str(workspace), "--json")
+    _validator(status, "workspace-status").validate(status)
