@@ -229,6 +229,18 @@ def test_at_indexes_old_commit_exactly_with_dirty_worktree(make_repo, index):
     assert again.snapshot_id == report.snapshot_id and again.new_blobs == 0
 
 
+def test_at_skips_a_blob_the_clone_does_not_hold(make_repo, index):
+    # A partial clone or a mirror without its large files lists blobs it cannot read: each is
+    # skipped as unreadable and the rest of the commit is indexed.
+    repo = make_repo({"a.py": "KEPT_NAME = 1\n", "big.bin.py": "ABSENT_NAME = 2\n"})
+    sha = git(repo, "rev-parse", "HEAD:big.bin.py")
+    (repo / ".git" / "objects" / sha[:2] / sha[2:]).unlink()
+    report = index(repo, at=git(repo, "rev-parse", "HEAD"))
+    assert report.files == 1 and report.skipped == {"unreadable": 1}
+    texts = [r[0] for r in rows(repo / ".pix.db", "SELECT text FROM chunk_text")]
+    assert texts == ["KEPT_NAME = 1"]
+
+
 @pytest.mark.parametrize("rev", ["main", "HEAD~1", "a1b2c3d4e5f6..HEAD"])
 def test_at_refuses_names_and_expressions(make_repo, index, rev):
     repo = make_repo({"a.py": "x = 1\n"})

@@ -240,12 +240,15 @@ def list_commit(root: Path, sha: str) -> Listing:
         mode, kind, blob, size = meta.split()
         if kind != "blob":
             continue  # submodules
-        entries.append(Entry(path, int(size), 0, blob, mode == "120000"))
+        # git prints BAD for a blob this clone does not hold (a partial or filtered clone, an
+        # absent large file): it is listed with size 0 and read_blobs reports it missing.
+        entries.append(Entry(path, int(size) if size.isdigit() else 0, 0, blob, mode == "120000"))
     return Listing(root, "commit", sha, None, entries)
 
 
-def read_blobs(root: Path, shas: list[str]) -> Iterator[tuple[str, bytes]]:
-    """Contents of git objects, through one `git cat-file --batch`, in the order asked."""
+def read_blobs(root: Path, shas: list[str]) -> Iterator[tuple[str, bytes | None]]:
+    """Contents of git objects, through one `git cat-file --batch`, in the order asked; None
+    for an object the repository does not hold (the file is then skipped as unreadable)."""
     if not shas:
         return
     proc = subprocess.Popen(
@@ -266,6 +269,9 @@ def read_blobs(root: Path, shas: list[str]) -> Iterator[tuple[str, bytes]]:
     try:
         for sha in shas:
             header = proc.stdout.readline().split()
+            if len(header) < 3:  # "<sha> missing"
+                yield sha, None
+                continue
             size = int(header[2])
             data = proc.stdout.read(size)
             proc.stdout.read(1)
