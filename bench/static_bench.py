@@ -131,7 +131,8 @@ def potion_embedder() -> StaticEmbedder:
 
 
 def dims_variants(dims: list[int]) -> dict[str, np.ndarray]:
-    """Tables built by models/build/static.py's recipe at other widths (one transformer pass)."""
+    """Tables of models/build/static.py (step 1, no fit) at these widths, one transformer pass:
+    `--dims 256` is the table the shipped one was fitted from."""
     spec = importlib.util.spec_from_file_location(
         "build_static", corpora.repo_root() / "models" / "build" / "static.py"
     )
@@ -140,7 +141,9 @@ def dims_variants(dims: list[int]) -> dict[str, np.ndarray]:
     size, real, cls, sep = build.vocabulary()
     outputs = build.token_outputs(size, cls, sep)
     return {
-        f"static MiniLM-{d}": build.reduce_and_weight(outputs, real, d).astype(np.float16)
+        f"static MiniLM-{d}, distilled only": build.reduce_and_weight(outputs, real, d).astype(
+            np.float16
+        )
         for d in dims
     }
 

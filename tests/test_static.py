@@ -99,7 +99,31 @@ def test_huge_text_is_read_whole_not_truncated(embedder):
     assert cos(tail, embedder.embed_batch([TABLES])[0]) < 0.99
 
 
-def test_build_script_rebuilds_the_table_bit_for_bit():
+def test_fitting_moves_text_means_towards_the_transformer():
+    # static_fit's solve on a small real corpus (paragraphs of pix's own code, the real
+    # transformer's vectors as targets): the fitted rows reproduce the targets better than the
+    # mapped start table, and a token no text holds keeps its mapped start row.
+    sys.path.insert(0, str(CHECKOUT / "models" / "build"))
+    import static_fit
+
+    from pix.ingest.embed import Embedder
+
+    source = (CHECKOUT / "pix" / "query.py").read_text(encoding="utf-8")
+    texts = [p for p in source.split("\n\n") if len(p) > 80][:60]
+    ids = static_fit.token_ids(texts)
+    z = static_fit.target_space(Embedder().embed_batch(texts), 8)
+    start = static.load_table()[:, :16].astype(np.float64)  # 16 columns: a real mapping
+    mapping, *_ = np.linalg.lstsq(static_fit.means(start, ids), z, rcond=None)
+    _, real, _, _ = static_fit.static.vocabulary()
+    fitted = static_fit.fit(ids, z, start, real)
+    error = np.linalg.norm(static_fit.means(fitted, ids) - z)
+    baseline = np.linalg.norm(static_fit.means(start @ mapping, ids) - z)
+    assert fitted.shape == (len(start), 8) and error < 0.7 * baseline
+    unused = np.setdiff1d(np.arange(len(start)), np.concatenate(ids))[1000]
+    assert np.allclose(fitted[unused], start[unused] @ mapping)
+
+
+def test_build_script_rebuilds_the_distilled_table_bit_for_bit():
     done = subprocess.run(
         [sys.executable, str(CHECKOUT / "models" / "build" / "static.py"), "--check"],
         capture_output=True,

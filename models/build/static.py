@@ -1,7 +1,11 @@
-"""Build pix's static embedding table from the shipped MiniLM ONNX model, bit for bit.
+"""Distil a static embedding table from the shipped MiniLM ONNX model, bit for bit.
 
-    python models/build/static.py           # writes models/static/minilm-static.npy
-    python models/build/static.py --check   # rebuilds in memory, compares with the shipped file
+    python models/build/static.py --check       # rebuild in memory, compare with the manifest
+    python models/build/static.py --out FILE    # write the distilled table to FILE
+
+This is the first of two steps: models/build/static_fit.py starts from this table and fits it
+to the transformer's vectors of whole texts, and that fitted table is the one pix ships. The
+manifest records this step's sha256 as static.distilled.sha256.
 
 One vector per vocabulary token (model2vec's recipe, with only onnxruntime, tokenizers and
 numpy; no model hub, no torch):
@@ -40,10 +44,9 @@ from pathlib import Path
 
 import numpy as np
 
-from pix.ingest.embed import sha256_file, source_model_path
+from pix.ingest.embed import source_model_path
 
 MODELS = Path(__file__).resolve().parent.parent
-OUTPUT = MODELS / "static" / "minilm-static.npy"
 DIMS = 256
 SIF_COEFFICIENT = 1e-4
 BATCH = 1024
@@ -130,30 +133,25 @@ def npy_bytes(table: np.ndarray) -> bytes:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="rebuild and compare, write nothing")
+    parser.add_argument("--out", type=Path, help="write the distilled table here")
     args = parser.parse_args(argv)
     table = build()
     data = npy_bytes(table)
     digest = hashlib.sha256(data).hexdigest()
     manifest = json.loads((MODELS / "manifest.json").read_text(encoding="utf-8"))
-    shipped = manifest.get("static", {}).get("sha256")
+    recorded = manifest["static"]["distilled"]["sha256"]
     if args.check:
-        if digest == shipped and OUTPUT.exists() and sha256_file(OUTPUT) == shipped:
-            print(f"ok: {OUTPUT.relative_to(MODELS.parent)} rebuilt bit for bit ({digest})")
+        if digest == recorded:
+            print(f"ok: the distilled table rebuilt bit for bit ({digest})")
             return 0
-        print(f"MISMATCH: rebuilt {digest}, manifest {shipped}", file=sys.stderr)
-        if OUTPUT.exists():
-            old = np.load(OUTPUT)
-            if old.shape == table.shape:
-                diff = old.astype(np.float32) != table.astype(np.float32)
-                delta = np.abs(old.astype(np.float32) - table.astype(np.float32)).max()
-                print(f"{int(diff.sum())} of {diff.size} values differ, max |diff| {delta:.3g}")
+        print(f"MISMATCH: rebuilt {digest}, manifest static.distilled {recorded}", file=sys.stderr)
         return 1
-    OUTPUT.parent.mkdir(parents=True, exist_ok=True)
-    OUTPUT.write_bytes(data)
-    print(f"wrote {OUTPUT.relative_to(MODELS.parent)}: shape {table.shape}, {len(data)} bytes")
+    if args.out:
+        args.out.write_bytes(data)
+        print(f"wrote {args.out}: shape {table.shape}, {len(data)} bytes")
     print(f"sha256 {digest}")
-    if shipped != digest:
-        print("models/manifest.json 'static' does not carry this sha256 yet: update it")
+    if recorded != digest:
+        print("models/manifest.json static.distilled does not carry this sha256 yet")
     return 0
 
 
