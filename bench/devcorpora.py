@@ -180,6 +180,11 @@ def model_key() -> str:
     return hashlib.sha1(blob).hexdigest()[:10]
 
 
+# pix/ingest modules that decide no chunk: the transformer is keyed by model_key, and a static
+# table change is caught by the database's static identity (devbench.refresh_static_tier).
+NOT_CHUNKER = frozenset({"embed.py", "static.py"})
+
+
 def indexer_key() -> str:
     """A short hash of what decides a database's chunks: pix/ingest's sources, the migrations
     and the installed tree-sitter wheels. An index does not rechunk a blob it already holds, so
@@ -194,6 +199,8 @@ def indexer_key() -> str:
     sources.append((top.parent / "migrations", "*.sql"))  # a checkout keeps them at the top
     for folder, pattern in sources:
         for path in sorted(folder.glob(pattern)):
+            if path.name in NOT_CHUNKER:
+                continue
             digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     wheels = sorted(
         f"{dist.metadata['Name']}=={dist.version}"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import time
 from dataclasses import asdict, dataclass, field
@@ -21,10 +20,10 @@ import apsw
 from pix.errors import UsageError
 from pix.ingest import scan
 from pix.ingest.embed import Embedder, check_identity, length_batches, model_identity, quantize
-from pix.ingest.static import StaticEmbedder, static_identity
 from pix.ingest.terms import path_terms
 from pix.progress import Progress
 from pix.schemas import json_name
+from pix.static_tier import embed_static, forget_other_static_table
 from pix.store import Store, content, open_store, sql
 from pix.store.db import DATABASE_SUFFIXES, now_iso, remove_database
 from pix.store.lease import Leases
@@ -34,7 +33,6 @@ from pix.store.rebuild import rebuild as rebuilt
 BATCH_FILES = 400
 BATCH_BYTES = 8 << 20
 EMBED_COMMIT_SECONDS = 2.0
-STATIC_BATCH = 2048  # chunks per static transaction: a few hundred ms of work
 SCHEMA_VERSION = 1  # of the report (schema/index-response.v1.json)
 # Inputs one process claims at a time (pix/store/lease.py): several batches, a few seconds of
 # work, so processes sharing a database interleave without many claims.
@@ -107,16 +105,11 @@ class IndexReport:
 def _record_identity(store: Store) -> None:
     identity = model_identity()
     check_identity({key: store.meta(key) for key in identity})
-    statics = static_identity()
-    with store.write():
-        if store.meta("model.name") is None:
+    if store.meta("model.name") is None:
+        with store.write():
             for key, value in identity.items():
                 store.set_meta(key, value)
-        if any(store.meta(key) != value for key, value in statics.items()):
-            # Made with another token table: they are cheap to make again, so they go.
-            store.conn.execute(sql.DELETE_ALL_STATIC_VECTORS)
-            for key, value in statics.items():
-                store.set_meta(key, value)
+    forget_other_static_table(store)
 
 
 def _listing(target: Target, at: str | None) -> scan.Listing:
@@ -457,37 +450,6 @@ def _contents(root: Path, listing: scan.Listing, entries: list[scan.Entry]):
             yield entry, (root / entry.path).read_bytes()
         except OSError:
             yield entry, None
-
-
-def embed_static(store: Store, snapshot_id: int, progress: Progress | None = None) -> int:
-    """Give every chunk of the snapshot that has no vector a static one (the token table's
-    weighted mean: about as cheap as tokenising), so meaning search works before the
-    transformer has run. Returns how many chunks got one; one transaction per batch."""
-    progress = progress or Progress(enabled=False)
-    conn = store.conn
-    pending = conn.execute(sql.STATIC_PENDING, {"snapshot": snapshot_id}).fetchall()
-    if not pending:
-        return 0
-    static = StaticEmbedder()
-    progress.start("static vectors", len(pending))
-    for first in range(0, len(pending), STATIC_BATCH):
-        rows = pending[first : first + STATIC_BATCH]
-        vectors = quantize(static.embed_batch(content.embed_inputs(conn, rows)))
-        ids = json.dumps([row[0] for row in rows])
-        with store.write():
-            # Another pix may have been here meanwhile (static vectors are cheap: no lease).
-            have = {i for (i,) in conn.execute(sql.HAVE_A_VECTOR, (ids,))}
-            conn.executemany(
-                sql.INSERT_STATIC_VECTOR,
-                (
-                    (row[0], v.tobytes())
-                    for row, v in zip(rows, vectors, strict=True)
-                    if v.any() and row[0] not in have  # no tokens, no direction: no vector
-                ),
-            )
-        progress.advance(len(rows))
-    progress.finish()
-    return len(pending)
 
 
 def embed_pending(
