@@ -180,7 +180,13 @@ contribution AS (
 _FUSE = """
 fused AS MATERIALIZED (
     SELECT path, chunk_id, sum(part) AS fused,
-           json_group_array(json_array(channel, rank, score, weight, part)) AS channels
+           -- the hit's channels as Python reads them: {name: {rank, score, weight,
+           -- contribution}}, names in order (an explanation prints them so)
+           json_group_object(
+               channel,
+               json_object('rank', rank, 'score', score, 'weight', weight, 'contribution', part)
+               ORDER BY channel
+           ) AS channels
     FROM contribution
     WHERE weight > 0
     GROUP BY path, chunk_id
