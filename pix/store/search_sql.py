@@ -133,17 +133,24 @@ path_hit AS (
         LIMIT :path_depth
     )
 ),
+-- CROSS JOIN: each channel's candidates are the outer loop, each located by index. Left to
+-- itself the planner took the scope as the outer loop for bm25 and ident (every chunk in
+-- scope, with an automatic index on the candidates: 9 of pylint's 27 ms).
 hit(path, chunk_id, channel, rank, score) AS (
-    SELECT s.path, s.chunk_id, 'dense', d.rank, d.score FROM dense d JOIN located s USING (chunk_id)
+    SELECT s.path, s.chunk_id, 'dense', d.rank, d.score
+    FROM dense d CROSS JOIN located s USING (chunk_id)
     UNION ALL
-    SELECT s.path, s.chunk_id, 'static', t.rank, t.score FROM static t
-        JOIN located s USING (chunk_id)
+    SELECT s.path, s.chunk_id, 'static', t.rank, t.score
+    FROM static t CROSS JOIN located s USING (chunk_id)
     UNION ALL
-    SELECT s.path, s.chunk_id, 'bm25', b.rank, b.score FROM bm25 b JOIN located s USING (chunk_id)
+    SELECT s.path, s.chunk_id, 'bm25', b.rank, b.score
+    FROM bm25 b CROSS JOIN located s USING (chunk_id)
     UNION ALL
-    SELECT s.path, s.chunk_id, 'ident', i.rank, i.score FROM ident i JOIN located s USING (chunk_id)
+    SELECT s.path, s.chunk_id, 'ident', i.rank, i.score
+    FROM ident i CROSS JOIN located s USING (chunk_id)
     UNION ALL
-    SELECT s.path, s.chunk_id, 'path', p.rank, p.score FROM path_hit p JOIN located s USING (path)
+    SELECT s.path, s.chunk_id, 'path', p.rank, p.score
+    FROM path_hit p CROSS JOIN located s USING (path)
 ),
 weight(channel, w) AS (
     VALUES ('dense', :w_dense), ('static', :w_static), ('bm25', :w_bm25), ('ident', :w_ident),
@@ -156,7 +163,7 @@ _RRF = """
 contribution AS (
     SELECT h.path, h.chunk_id, h.channel, h.rank, h.score, w.w AS weight,
            w.w / (:rrf_k + h.rank) AS part
-    FROM hit h JOIN weight w USING (channel)
+    FROM hit h CROSS JOIN weight w USING (channel)  -- not an automatic index on every hit
 ),
 """
 
