@@ -24,7 +24,7 @@ from pix.retrieve import phrase
 from pix.retrieve.evidence import embed_query, embed_static
 from pix.retrieve.rank import by_file, rescore
 from pix.retrieve.route import CHANNELS, Route, route
-from pix.retrieve.search import RRF_K, Hit, register_functions, search
+from pix.retrieve.search import DEPTH, RRF_K, Hit, register_functions, search
 from pix.schemas import JsonRequest
 from pix.snapshot import Snapshot, changed_files, select_snapshot
 from pix.store import codec, content, open_store, search_sql, sql
@@ -82,6 +82,9 @@ class QueryEngine:
         self._shown: dict[str, ShownFile] = {}
         self._shown_chars = 0
         self._counts: tuple[tuple[int, int], tuple[int, int, int], bool] | None = None
+        # Candidates per channel: what `pix query` ranks; a workspace may ask fewer of each
+        # shard (pix.shards.ShardSet depth).
+        self.depth = DEPTH
 
     def snapshot_counts(self, snapshot_id: int) -> tuple[int, int, int]:
         """(chunks, embedded, static) of a snapshot, kept until the file changes (PRAGMA
@@ -311,7 +314,7 @@ def retrieve(
     whole = paths is None and engine.whole_scope(snapshot.id)
     hits = search(
         store, snapshot.id, request.query, r, vector, paths, request.fusion, request.priors,
-        static_vector, whole,
+        static_vector, whole, engine.depth,
     )  # fmt: skip
     hits = rescore(hits, request.fusion)
     reports: list[dict] = []

@@ -95,11 +95,12 @@ def search(
     priors: bool = True,
     static_vector: np.ndarray | None = None,
     whole: bool = False,
+    depth: int = DEPTH,
 ) -> list[Hit]:
     """Every candidate of every channel, fused and ordered (score, then path, then line). A
     channel whose query vector is None is off. `whole`: the scope is the whole database (no
     path filter, the snapshot holds every chunk and vector), so the statement need not
-    restrict it; the answer is the same."""
+    restrict it; the answer is the same. `depth`: candidates per channel."""
     terms = query_terms(query) or [w.lower() for w in query.split() if w.strip()]
     ident, code, path_terms = terms, code_terms(query), terms
     weights = dict(route.weights)
@@ -126,7 +127,7 @@ def search(
         "ident_terms": json.dumps(ident),
         "path_terms": json.dumps(path_terms),
         "code_terms": json.dumps(code),
-        "depth": DEPTH,
+        "depth": depth,
         "path_depth": PATH_DEPTH,
         "rrf_k": RRF_K,
         **{f"w_{name}": float(weights[name]) for name in SQL_CHANNELS},
