@@ -1,7 +1,8 @@
 """One question across the 20 development repositories (issue 13): latency and quality.
 
     python -m bench.shards_bench [--mirrors DIR] [--queries N] [--latency N] [--threads 1,2]
-                                 [--betas 0,5,10,20] [--no-quality]
+                                 [--sizes 1,5,10,20] [--depths 100] [--mixes B:G,..]
+                                 [--no-quality] [--no-latency]
 
 The workspace is the 20 repositories with commit sets: the 14 language sets of bench/devsets,
 the shared requests and click sets, and the four `commitloc-shards` Python sets (pytest,
@@ -17,14 +18,18 @@ Tables (stdout; progress on stderr):
   shard's work tree on every query (what a one-shot `pix query --workspace` does, minus opening
   the databases), and with 2 threads trusting a check for 2 s (what `pix mcp --workspace`
   does); median and p90 ms of `query_shards` over the same --latency queries (drawn evenly
-  from the 20 sets), the configurations taken in turns.
+  from the 20 sets), the configurations taken in turns. Each of --depths adds a row of the
+  server configuration asking each shard for that many candidates per channel instead of
+  pix.retrieve.search.DEPTH (ShardSet depth: faster, and each shard ranks otherwise than
+  alone; the quality table says what it costs).
 - quality: each repository's own commit set (--queries per set, the first N), asked of that
   repository alone (`QueryEngine.query`, as devbench does) and of all 20 (`query_shards`);
   MRR@10 / nDCG@10 where a result of another repository is a miss. One row per repository,
   then the mean; one column pair per beta:gamma mix (SHARD_BETA: the meaning gap, SHARD_GAMMA:
   the vocabulary gap; 0:0 is a plain merge of the shards' own scores; the default marked *).
   Each query's shard rankings are computed once and merged with every mix (pix.shards.merge
-  is the function query_shards uses).
+  is the function query_shards uses). Each of --depths adds a column pair: all 20 with the
+  default mix, each shard asked for that many candidates per channel.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from bench import corpora, devcorpora, devsets, metrics, quality
 from pix.index import index_repository
 from pix.mcp import WORKSPACE_FRESH_SECONDS
 from pix.query import QueryRequest
+from pix.retrieve.search import DEPTH
 from pix.shards import SHARD_BETA, SHARD_GAMMA, ShardSet, merge, query_shards, shard_ranking
 from pix.workspace import Shard, Workspace
 
@@ -103,18 +109,23 @@ def request(query: str) -> QueryRequest:
     return QueryRequest(query=query, mode="file", top=10, no_content=True)
 
 
-def latency(sets, n_queries: int, threads: list[int]) -> list[tuple]:
+def latency(
+    sets, n_queries: int, threads: list[int], sizes: list[int], depths: list[int]
+) -> list[tuple]:
     """Per number of shards, each configuration (threads, seconds a work-tree check is
-    trusted: 0 as a one-shot command, 2 as `pix mcp --workspace`) over the same queries."""
+    trusted: 0 as a one-shot command, 2 as `pix mcp --workspace`, candidates per channel)
+    over the same queries."""
     pool = [q["query"] for _, qs in sets for q in qs[:3]]
     step = max(1, len(pool) // n_queries)
     queries = pool[::step][:n_queries]
-    configs = [(t, 0.0) for t in threads] + [(max(threads), WORKSPACE_FRESH_SECONDS)]
+    server = (max(threads), WORKSPACE_FRESH_SECONDS)
+    configs = [(t, 0.0, DEPTH) for t in threads] + [(*server, DEPTH)]
+    configs += [(*server, d) for d in depths if d != DEPTH]
     rows = []
-    for size in SIZES:
+    for size in sizes:
         workspace = Workspace(None, tuple(shard for shard, _ in sets[:size]))
         chunks = 0
-        opened = {c: ShardSet(workspace, threads=c[0], fresh_for=c[1]) for c in configs}
+        opened = {c: ShardSet(workspace, threads=c[0], fresh_for=c[1], depth=c[2]) for c in configs}
         for engine in next(iter(opened.values())).engines.values():
             chunks += engine.store.conn.execute("SELECT count(*) FROM chunk").fetchone()[0]
         for shards in opened.values():
@@ -129,20 +140,24 @@ def latency(sets, n_queries: int, threads: list[int]) -> list[tuple]:
         for c, shards in opened.items():
             ms = sorted(times[c])
             p90 = ms[int(0.9 * (len(ms) - 1))]
-            rows.append((size, chunks, c[0], c[1], len(ms), statistics.median(ms), p90))
+            rows.append((size, chunks, *c, len(ms), statistics.median(ms), p90))
             shards.close()
         log(f"  latency: {size} shards done")
     return rows
 
 
-def quality_rows(sets, per_set: int, betas: list[tuple[float, float]]) -> list[tuple]:
+def quality_rows(
+    sets, per_set: int, betas: list[tuple[float, float]], depths: list[int]
+) -> list[tuple]:
     workspace = Workspace(None, tuple(shard for shard, _ in sets))
     shards = ShardSet(workspace, threads=2)
+    fewer = {d: ShardSet(workspace, threads=2, depth=d) for d in depths}
     order = workspace.names()
     rows = []
     for shard, qs in sets:
         engine = shards.engines[shard.name]
         alone, across = [], {b: [] for b in betas}
+        shallow: dict[int, list] = {d: [] for d in depths}
         t0 = time.perf_counter()
         for q in qs[:per_set]:
             gold = [f"{shard.name}/{g}" for g in q["gold_files"]]
@@ -153,14 +168,23 @@ def quality_rows(sets, per_set: int, betas: list[tuple[float, float]]) -> list[t
             for beta in betas:
                 merged = merge(answers, order, 10, *beta)
                 across[beta].append(([f"{n}/{h.path}" for n, h, _ in merged], gold))
+            for d, few in fewer.items():
+                answers = few.map(workspace.shards, lambda e, req=req: shard_ranking(e, req))
+                merged = merge(answers, order, 10)
+                shallow[d].append(([f"{n}/{h.path}" for n, h, _ in merged], gold))
         m_alone = metrics.evaluate(alone)
         row = [shard.name, len(alone), m_alone["mrr@10"], m_alone["ndcg@10"]]
         for beta in betas:
             m = metrics.evaluate(across[beta])
             row += [m["mrr@10"], m["ndcg@10"]]
+        for d in depths:
+            m = metrics.evaluate(shallow[d])
+            row += [m["mrr@10"], m["ndcg@10"]]
         rows.append(tuple(row))
         log(f"  quality: {shard.name} ({len(alone)} queries, {time.perf_counter() - t0:.0f} s)")
     shards.close()
+    for few in fewer.values():
+        few.close()
     return rows
 
 
@@ -170,6 +194,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=100, help="queries per set (quality)")
     parser.add_argument("--latency", type=int, default=60, help="queries timed per row")
     parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="shard counts timed")
+    parser.add_argument(
+        "--depths",
+        default="100",
+        help=f"candidates per channel to compare with pix query's {DEPTH} ('' for none)",
+    )
     parser.add_argument(
         "--mixes",
         default=f"0:0,10:0,0:{SHARD_GAMMA:g},{SHARD_BETA:g}:{SHARD_GAMMA:g}",
@@ -180,27 +210,36 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     devcorpora.set_mirrors(args.mirrors)
     sets = shard_sets()
+    depths = [int(d) for d in args.depths.split(",") if d and int(d) != DEPTH]
     log(f"workspace: {', '.join(s.name for s, _ in sets)}")
     print("Static-only databases (words, names, static tier; no transformer vectors).\n")
     if not args.no_latency:
-        rows = latency(sets, args.latency, [int(t) for t in args.threads.split(",")])
-        print("| shards | chunks | threads | work tree checked | queries | median ms | p90 ms |")
-        print("|---:|---:|---:|---|---:|---:|---:|")
-        for size, chunks, t, fresh, n, med, p90 in rows:
+        threads = [int(t) for t in args.threads.split(",")]
+        sizes = [int(n) for n in args.sizes.split(",")]
+        rows = latency(sets, args.latency, threads, sizes, depths)
+        print(
+            "| shards | chunks | threads | work tree checked | candidates per channel "
+            "| queries | median ms | p90 ms |"
+        )
+        print("|---:|---:|---:|---|---:|---:|---:|---:|")
+        for size, chunks, t, fresh, depth, n, med, p90 in rows:
             checked = "every query" if not fresh else f"every {fresh:g} s"
-            print(f"| {size} | {chunks:,} | {t} | {checked} | {n} | {med:.1f} | {p90:.1f} |")
+            print(
+                f"| {size} | {chunks:,} | {t} | {checked} | {depth} | {n} | {med:.1f} | {p90:.1f} |"
+            )
         print()
     if not args.no_quality:
         betas = [tuple(float(x) for x in m.split(":")) for m in args.mixes.split(",")]
-        rows = quality_rows(sets, args.queries, betas)
+        rows = quality_rows(sets, args.queries, betas, depths)
         default = (SHARD_BETA, SHARD_GAMMA)
         head = "| repository | queries | alone MRR@10 | alone nDCG@10 |"
         head += "".join(
             f" all 20 {b:g}:{g:g}{'*' if (b, g) == default else ''} MRR@10 | nDCG@10 |"
             for b, g in betas
         )
+        head += "".join(f" all 20 depth {d} MRR@10 | nDCG@10 |" for d in depths)
         print(head)
-        print("|---|---:|" + "---:|" * (2 + 2 * len(betas)))
+        print("|---|---:|" + "---:|" * (2 + 2 * len(betas) + 2 * len(depths)))
         for row in rows:
             print(f"| {row[0]} | {row[1]} | " + " | ".join(f"{v:.3f}" for v in row[2:]) + " |")
         means = [statistics.fmean(r[i] for r in rows) for i in range(2, len(rows[0]))]
@@ -210,6 +249,16 @@ def main(argv: list[str] | None = None) -> None:
             "\nlargest loss of MRR@10 against alone, per beta:gamma: "
             + ", ".join(f"{b:g}:{g:g}: {w:+.3f}" for (b, g), w in zip(betas, worst, strict=True))
         )
+        if depths and default in betas:
+            at = 4 + 2 * betas.index(default)
+            for j, d in enumerate(depths):
+                col = 4 + 2 * len(betas) + 2 * j
+                print(
+                    f"depth {d} against {DEPTH} (mix {default[0]:g}:{default[1]:g}), mean MRR@10 "
+                    f"{means[col - 2] - means[at - 2]:+.3f}, per repository from "
+                    f"{min(r[col] - r[at] for r in rows):+.3f} to "
+                    f"{max(r[col] - r[at] for r in rows):+.3f}"
+                )
 
 
 if __name__ == "__main__":

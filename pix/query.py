@@ -24,7 +24,7 @@ from pix.retrieve import phrase
 from pix.retrieve.evidence import embed_query, embed_static
 from pix.retrieve.rank import by_file, rescore
 from pix.retrieve.route import CHANNELS, Route, route
-from pix.retrieve.search import RRF_K, Hit, register_functions, search
+from pix.retrieve.search import DEPTH, RRF_K, Hit, register_functions, search
 from pix.schemas import JsonRequest
 from pix.snapshot import Snapshot, changed_files, select_snapshot
 from pix.store import codec, content, open_store, search_sql, sql
@@ -81,7 +81,10 @@ class QueryEngine:
         self._static = static
         self._shown: dict[str, ShownFile] = {}
         self._shown_chars = 0
-        self._counts: tuple[tuple[int, int], tuple[int, int, int]] | None = None
+        self._counts: tuple[tuple[int, int], tuple[int, int, int], bool] | None = None
+        # Candidates per channel: what `pix query` ranks; a workspace may ask fewer of each
+        # shard (pix.shards.ShardSet depth).
+        self.depth = DEPTH
 
     def snapshot_counts(self, snapshot_id: int) -> tuple[int, int, int]:
         """(chunks, embedded, static) of a snapshot, kept until the file changes (PRAGMA
@@ -91,8 +94,17 @@ class QueryEngine:
         key = (snapshot_id, version)
         if self._counts is None or self._counts[0] != key:
             row = self.store.conn.execute(sql.SNAPSHOT_COUNTS, {"snapshot": snapshot_id})
-            self._counts = (key, tuple(row.fetchone()))  # type: ignore[assignment]
+            counts = tuple(row.fetchone())
+            totals = tuple(self.store.conn.execute(sql.CHUNK_TOTALS).fetchone())
+            self._counts = (key, counts, counts == totals)  # type: ignore[assignment]
         return self._counts[1]
+
+    def whole_scope(self, snapshot_id: int) -> bool:
+        """Whether the snapshot holds every chunk and every vector of the database (one
+        snapshot, or all alike): then its scope needs no restricting (search_sql's WHOLE
+        statements). Kept with snapshot_counts. Call it inside a read."""
+        self.snapshot_counts(snapshot_id)
+        return self._counts[2]  # type: ignore[index]
 
     def reopen(self) -> None:
         """Open the database again (after an index run wrote to it, or when the file at the
@@ -299,9 +311,10 @@ def retrieve(
             coverage_warning(chunks, embedded, static if static_vector is not None else 0)
         )
     paths = filter_paths(store, snapshot.id, request.only_paths, request.ignore_paths)
+    whole = paths is None and engine.whole_scope(snapshot.id)
     hits = search(
         store, snapshot.id, request.query, r, vector, paths, request.fusion, request.priors,
-        static_vector,
+        static_vector, whole, engine.depth,
     )  # fmt: skip
     hits = rescore(hits, request.fusion)
     reports: list[dict] = []

@@ -123,14 +123,22 @@ class ShardSet:
     `reopen_failed` (a missing database may be indexed meanwhile)."""
 
     def __init__(
-        self, workspace: Workspace, threads: int = THREADS, fresh_for: float = 0.0
+        self,
+        workspace: Workspace,
+        threads: int = THREADS,
+        fresh_for: float = 0.0,
+        depth: int | None = None,
     ) -> None:
         """`fresh_for`: seconds a shard's work-tree check (which files changed since its
         snapshot: a `git ls-files` and a stat per file, 5-15 ms a repository) is trusted
-        before it is made again. 0 (a one-shot command): every answer checks every shard."""
+        before it is made again. 0 (a one-shot command): every answer checks every shard.
+        `depth`: candidates per channel in each shard; None ranks as `pix query` does on the
+        repository alone (pix.retrieve.search.DEPTH). Fewer is faster and changes each
+        shard's ranking (bench/shards_bench.py measures both)."""
         self.workspace = workspace
         self.threads = threads
         self.fresh_for = fresh_for
+        self.depth = depth
         self._checked: dict[str, tuple[float, list[str]]] = {}
         self.embedder = OnceEmbedder(_load_embedder)
         self.static = OnceEmbedder(_load_static)
@@ -145,6 +153,8 @@ class ShardSet:
                 db=str(shard.db), cwd=str(shard.root or shard.db.parent),
                 embedder=self.embedder, static=self.static,
             )  # fmt: skip
+            if self.depth is not None:
+                self.engines[shard.name].depth = self.depth
             self.problems.pop(shard.name, None)
         except PixError as exc:
             self.problems[shard.name] = exc

@@ -94,6 +94,32 @@ def test_each_repository_keeps_its_own_order(workspace):
         shards.close()
 
 
+def test_a_shallower_workspace_asks_each_shard_for_fewer_candidates(workspace):
+    """ShardSet depth: each shard's channels rank at most that many candidates (explain shows
+    every channel's rank; the path channel names at most PATH_DEPTH files either way);
+    without it a shard ranks as many as alone."""
+    ws = load_workspace(workspace)
+    deep, shallow = ShardSet(ws), ShardSet(ws, depth=2)
+
+    def ranks(answer: dict) -> list[int]:
+        return [
+            c["rank"]
+            for r in answer["results"]
+            for name, c in r["explain"]["channels"].items()
+            if name != "path"
+        ]
+
+    try:
+        request = QueryRequest(query=RAIN, mode="chunk", top=50, no_content=True, explain=True)
+        full, few = query_shards(deep, request), query_shards(shallow, request)
+        assert ranks(few) and max(ranks(few)) <= 2
+        assert max(ranks(full)) > 2
+        assert len(few["results"]) < len(full["results"])
+    finally:
+        deep.close()
+        shallow.close()
+
+
 def test_file_mode_dedupes_per_repository(workspace):
     code, out, err = pix_json(
         "query", "collapse runs of spaces into one", "--file", "--workspace", str(workspace),

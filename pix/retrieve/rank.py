@@ -27,11 +27,9 @@ scores: +0.001 to +0.004 over FILE_DECAY's sum on the language sets, -0.03 on re
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
-from pix.retrieve.search import RRF_K, Hit
+from pix.retrieve.search import RRF_K, Hit, revised
 
 # The channels with a raw score worth comparing, and how much standing out counts in each. The
 # transformer's lead is the surest sign (on NL->function questions its first hit is right 92-99%
@@ -93,7 +91,7 @@ def rescore(hits: list[Hit], fusion: str = "rrf") -> list[Hit]:
                 bonus += channel["weight"] * STANDOUT[name] * max(z, 0.0) / RRF_K
         if bonus:
             prior = hit.score / hit.fused if hit.fused else 1.0
-            hit = replace(
+            hit = revised(
                 hit,
                 score=(hit.fused + bonus) * prior,
                 fused=hit.fused + bonus,
@@ -117,7 +115,7 @@ def by_file(hits: list[Hit]) -> list[Hit]:
         rest = [h.score - floor for h in path_hits[1:FILE_CHUNKS]]
         total = best.score + sum(s * FILE_DECAY**i for i, s in enumerate(rest, 1))
         files.append(
-            replace(
+            revised(
                 best,
                 score=total,
                 rank={**best.rank, "evidence": total - best.score, "chunks": len(path_hits)},

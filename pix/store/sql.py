@@ -143,6 +143,12 @@ SELECT count(*) AS chunks,
             SELECT c2.id FROM chunk c2 WHERE c2.blob_id IN ({_SNAPSHOT_BLOBS}))) AS static
 FROM chunk c WHERE c.blob_id IN ({_SNAPSHOT_BLOBS})
 """
+# Every chunk and vector in the database: when a snapshot holds them all, its scope is the
+# whole database (pix.query.QueryEngine.whole_scope).
+CHUNK_TOTALS = """
+SELECT (SELECT count(*) FROM chunk), (SELECT count(*) FROM chunk_vec),
+       (SELECT count(*) FROM chunk_vec_static)
+"""
 TOTALS = """
 SELECT (SELECT count(*) FROM blob), (SELECT coalesce(sum(size), 0) FROM blob),
        (SELECT count(*) FROM chunk), (SELECT count(*) FROM chunk_vec)
