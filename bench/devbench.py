@@ -352,7 +352,7 @@ def issueloc(names: list[str], run: Run) -> Iterator[Table]:
         }
         rows, ranked = score_systems(qs, rankers, acc_ks=(1, 3, 5, 10))
         engine.close()
-        mode = "embedded" if embed else "keyword only"
+        mode = "embedded" if embed else "static tier" if run.static_only else "keyword only"
         table = Table(
             f"issueloc {short}: {repo}, {len(qs)} issues, {len(indexed)} base commits ({mode})",
             ISSUE_COLUMNS,
