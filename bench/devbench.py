@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.util
 import json
 import os
 import statistics
@@ -645,6 +646,12 @@ def main(argv: list[str] | None = None) -> None:
         "--costs", action="store_true", help="print what each corpus costs to index; no queries"
     )
     args = parser.parse_args(argv)
+    missing = [m for m in ("bm25s", "Stemmer", "semble") if importlib.util.find_spec(m) is None]
+    if missing:  # the baselines come from the bench extra; say so before any work is done
+        sys.exit(
+            f"devbench needs the bench extra ({', '.join(missing)} missing): "
+            "pip install -e '.[bench]'"
+        )
     devcorpora.set_mirrors(args.mirrors)
     names = expand(args.sets)
     lang = set(devsets.committed_sets("commitloc"))

@@ -93,8 +93,8 @@ def corpus_texts(work: Path, mirrors: Path | None) -> list[str]:
             "SELECT embed_key, context, blob_id, start_char, end_char FROM chunk"
             " WHERE id IN (SELECT min(id) FROM chunk GROUP BY embed_key)"
         ).fetchall()
-        conn_rows = sorted(rows, key=lambda r: _sha1(str(r[0])))[: spec["chunks_per_repository"]]
-        chunks = [t for t in content.embed_inputs(conn, conn_rows) if t.strip()]
+        sample = sorted(rows, key=lambda r: _sha1(str(r[0])))[: spec["chunks_per_repository"]]
+        chunks = [t for t in content.embed_inputs(conn, sample) if t.strip()]
         conn.close()
         log = subprocess.run(
             ["git", "-C", str(src), "log", "--no-merges", "--format=%s", commit],
