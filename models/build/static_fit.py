@@ -8,7 +8,7 @@ alone). A token alone is not how code reads, so this second step fits the rows t
 transformer says about whole texts (the idea of MinishLab's tokenlearn, here as one
 least-squares solve with numpy instead of training):
 
-1. Texts: the repositories of build/static_corpus.json, each read at its pinned commit through
+1. Texts: the repositories of static/fit_corpus.json, each read at its pinned commit through
    `pix index --at` (pix's own chunker, static tier only): up to 2,500 chunk inputs per
    repository (those whose embed key has the smallest sha1, so the sample is fixed) and up to
    800 commit subjects (distinct, 12-200 characters, smallest sha1 first), which read like the
@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import static  # noqa: E402  (models/build/static.py: the distilled table)
 
 MODELS = Path(__file__).resolve().parent.parent
-CORPUS = MODELS / "build" / "static_corpus.json"
+CORPUS = MODELS / "static" / "fit_corpus.json"
 OUTPUT = MODELS / "static" / "minilm-static.npy"
 LAMBDA = 0.01  # chosen on three corpus repositories held out of the fit (none of pix's sets)
 WINDOW = 254  # the tokens the transformer reads besides [CLS] and [SEP]
