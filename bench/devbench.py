@@ -48,6 +48,7 @@ from pix.retrieve.route import CHANNELS
 from pix.static_tier import embed_static, forget_other_static_table
 from pix.store import open_store
 
+SNAPSHOTS = "SELECT id FROM snapshot ORDER BY id"
 # Every channel but the phrase step (pix.retrieve.phrase): what the phrase step adds.
 NO_PHRASES = {"channels": list(CHANNELS)}
 FULL: dict[str, dict] = {
@@ -172,12 +173,11 @@ def refresh_static_tier(db: Path) -> None:
     (what `pix index` does on its next run), so a table change is measured without re-indexing:
     the indexer key leaves pix/ingest/static.py and embed.py out for that reason."""
     with open_store(db, create=False) as store:
-        if forget_other_static_table(store):
+        with store.write():
+            changed = forget_other_static_table(store)
+        if changed:
             made = sum(embed_static(store, s) for (s,) in store.conn.execute(SNAPSHOTS).fetchall())
             log(f"  {db.name}: {made} static vectors from the current token table")
-
-
-SNAPSHOTS = "SELECT id FROM snapshot ORDER BY id"
 
 
 def indexed_commits(db: Path) -> set[str]:

@@ -105,11 +105,11 @@ class IndexReport:
 def _record_identity(store: Store) -> None:
     identity = model_identity()
     check_identity({key: store.meta(key) for key in identity})
-    if store.meta("model.name") is None:
-        with store.write():
+    with store.write():  # the model's identity and the static table's, in one transaction
+        if store.meta("model.name") is None:
             for key, value in identity.items():
                 store.set_meta(key, value)
-    forget_other_static_table(store)
+        forget_other_static_table(store)
 
 
 def _listing(target: Target, at: str | None) -> scan.Listing:

@@ -18,15 +18,15 @@ STATIC_BATCH = 2048  # chunks per static transaction: a few hundred ms of work
 
 
 def forget_other_static_table(store: Store) -> bool:
-    """Static vectors made with another token table are dropped (they are cheap to make again;
-    embed_static remakes them) and the current table is recorded. True if any were."""
+    """Inside the caller's write transaction: static vectors made with another token table are
+    dropped (they are cheap to make again; embed_static remakes them) and the current table is
+    recorded. True if any were."""
     statics = static_identity()
     if all(store.meta(key) == value for key, value in statics.items()):
         return False
-    with store.write():  # a second pix doing the same meanwhile deletes and records the same
-        store.conn.execute(sql.DELETE_ALL_STATIC_VECTORS)
-        for key, value in statics.items():
-            store.set_meta(key, value)
+    store.conn.execute(sql.DELETE_ALL_STATIC_VECTORS)
+    for key, value in statics.items():
+        store.set_meta(key, value)
     return True
 
 
