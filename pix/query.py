@@ -22,6 +22,7 @@ from pix.output.shown import Redactions, ShownFile
 from pix.pathglob import glob_regex
 from pix.retrieve import phrase
 from pix.retrieve.evidence import embed_query, embed_static
+from pix.retrieve.knn import WarmVectors
 from pix.retrieve.rank import by_file, rescore
 from pix.retrieve.route import CHANNELS, Route, route
 from pix.retrieve.search import DEPTH, RRF_K, Hit, register_functions, search
@@ -85,6 +86,8 @@ class QueryEngine:
         # Candidates per channel: what `pix query` ranks; a workspace may ask fewer of each
         # shard (pix.shards.ShardSet depth).
         self.depth = DEPTH
+        # The vector tables in memory once the engine answers again (pix/retrieve/knn.py).
+        self.warm = WarmVectors()
 
     def snapshot_counts(self, snapshot_id: int) -> tuple[int, int, int]:
         """(chunks, embedded, static) of a snapshot, kept until the file changes (PRAGMA
@@ -121,6 +124,7 @@ class QueryEngine:
         self._shown.clear()
         self._shown_chars = 0
         self._counts = None
+        self.warm.drop()
 
     def shown(self, blob: str, path: str, reveal: bool = False) -> ShownFile:
         """File `blob` as answers show it, with the originals too when `reveal` (read from the
@@ -312,9 +316,14 @@ def retrieve(
         )
     paths = filter_paths(store, snapshot.id, request.only_paths, request.ignore_paths)
     whole = paths is None and engine.whole_scope(snapshot.id)
+    near = None
+    if whole:
+        version = (id(store), store.conn.execute("PRAGMA data_version").fetchone()[0])
+        queries = {"dense": vector, "static": static_vector}
+        near = engine.warm.candidates(store.conn, version, queries, engine.depth)
     hits = search(
         store, snapshot.id, request.query, r, vector, paths, request.fusion, request.priors,
-        static_vector, whole, engine.depth,
+        static_vector, whole, engine.depth, near,
     )  # fmt: skip
     hits = rescore(hits, request.fusion)
     reports: list[dict] = []

@@ -84,6 +84,16 @@ def fts_query(terms: list[str]) -> str:
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
 
 
+STATEMENTS = {
+    ("scoped", "rrf"): search_sql.SEARCH_RRF,
+    ("scoped", "dbsf"): search_sql.SEARCH_DBSF,
+    ("whole", "rrf"): search_sql.SEARCH_RRF_WHOLE,
+    ("whole", "dbsf"): search_sql.SEARCH_DBSF_WHOLE,
+    ("given", "rrf"): search_sql.SEARCH_RRF_GIVEN,
+    ("given", "dbsf"): search_sql.SEARCH_DBSF_GIVEN,
+}
+
+
 def search(
     store: Store,
     snapshot_id: int,
@@ -96,11 +106,14 @@ def search(
     static_vector: np.ndarray | None = None,
     whole: bool = False,
     depth: int = DEPTH,
+    near: dict[str, str] | None = None,
 ) -> list[Hit]:
     """Every candidate of every channel, fused and ordered (score, then path, then line). A
     channel whose query vector is None is off. `whole`: the scope is the whole database (no
     path filter, the snapshot holds every chunk and vector), so the statement need not
-    restrict it; the answer is the same. `depth`: candidates per channel."""
+    restrict it; the answer is the same. `depth`: candidates per channel. `near`: in a
+    whole scope, the meaning channels' candidates a warm engine found in memory (channel ->
+    JSON array of [chunk id, distance], pix/retrieve/knn.py); the answer is the same again."""
     terms = query_terms(query) or [w.lower() for w in query.split() if w.strip()]
     ident, code, path_terms = terms, code_terms(query), terms
     weights = dict(route.weights)
@@ -134,13 +147,11 @@ def search(
         "priors": int(priors),
         **{f"p_{role}": factor for role, factor in ROLE_FACTORS.items() if role != "source"},
     }
-    statements = {
-        (False, "rrf"): search_sql.SEARCH_RRF,
-        (False, "dbsf"): search_sql.SEARCH_DBSF,
-        (True, "rrf"): search_sql.SEARCH_RRF_WHOLE,
-        (True, "dbsf"): search_sql.SEARCH_DBSF_WHOLE,
-    }
-    statement = statements[(whole and paths is None, "dbsf" if fusion == "dbsf" else "rrf")]
+    whole = whole and paths is None
+    scope = "given" if whole and near is not None else "whole" if whole else "scoped"
+    if scope == "given":
+        params.update(dense_near=near["dense"], static_near=near["static"])
+    statement = STATEMENTS[(scope, "dbsf" if fusion == "dbsf" else "rrf")]
     hits = _hits(store.conn.execute(statement, params).fetchall())
     if issue is not None and "files" in evidence.STEPS and weights.get("evidence", 0.0) > 0:
         scope = paths

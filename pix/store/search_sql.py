@@ -68,6 +68,23 @@ knn_static AS MATERIALIZED (
 ),
 """
 
+# The same rows when a warm engine found them in memory (pix/retrieve/knn.py: :dense_near
+# and :static_near, JSON arrays of [chunk id, distance], the scan's rows to the bit).
+_KNN_GIVEN = """
+knn AS MATERIALIZED (
+    SELECT j.value ->> 0 AS chunk_id, j.value ->> 1 AS distance FROM json_each(:dense_near) j
+),
+knn_static AS MATERIALIZED (
+    SELECT j.value ->> 0 AS chunk_id, j.value ->> 1 AS distance FROM json_each(:static_near) j
+),
+"""
+DENSE_VECTORS = "SELECT chunk_id, embedding FROM chunk_vec ORDER BY chunk_id"
+STATIC_VECTORS = "SELECT chunk_id, embedding FROM chunk_vec_static ORDER BY chunk_id"
+# Where vec0 keeps each vector (its own _rowids table: block, offset in block): it decides
+# between equal distances.
+DENSE_STORED = "SELECT rowid, chunk_id, chunk_offset FROM chunk_vec_rowids ORDER BY rowid"
+STATIC_STORED = "SELECT rowid, chunk_id, chunk_offset FROM chunk_vec_static_rowids ORDER BY rowid"
+
 # An FTS5 match may name a chunk outside the scope (another snapshot's): each is probed before
 # the channel's LIMIT. In a whole-database scope every FTS row is a chunk in scope (a chunk's
 # row goes with it: the chunk_fts_delete trigger), so the probe is left out.
@@ -224,6 +241,10 @@ SEARCH_DBSF = _SCOPED + _DBSF + _FUSE
 # The same statements for a scope that is the whole database (same rows, less work).
 SEARCH_RRF_WHOLE = _WHOLE + _RRF + _FUSE
 SEARCH_DBSF_WHOLE = _WHOLE + _DBSF + _FUSE
+# And for a whole-database scope whose nearest vectors a warm engine found (same rows again).
+_GIVEN = _SCOPE + _KNN_GIVEN + _CHANNELS_A + _FTS_PROBE_WHOLE + _CHANNELS_B
+SEARCH_RRF_GIVEN = _GIVEN + _RRF + _FUSE
+SEARCH_DBSF_GIVEN = _GIVEN + _DBSF + _FUSE
 
 SNAPSHOT_PATHS = "SELECT path FROM snapshot_file WHERE snapshot_id = ? ORDER BY path"
 BLOB_CONTENT = "SELECT content, text_size FROM blob WHERE sha = ?"

@@ -1,0 +1,116 @@
+"""A warm engine's nearest vectors (pix/retrieve/knn.py): chosen in numpy from the vector
+tables held in memory, they must be exactly the rows, in exactly the order, that sqlite-vec's
+scan returns (ties, deleted and re-inserted vectors included), and a warm engine must answer
+byte for byte as a cold one, before and after the database changes under it."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from pix.index import index_repository
+from pix.query import QueryEngine, QueryRequest
+from pix.retrieve import knn
+from pix.store import sql
+from pix.store.db import open_store
+from tests.conftest import new_repo, where, write
+from tests.test_query import FILES, QUERIES
+
+SCAN = {
+    "dense": "SELECT chunk_id, distance FROM chunk_vec WHERE embedding MATCH vec_int8(?) AND k = ?",
+    "static": "SELECT chunk_id, distance FROM chunk_vec_static "
+    "WHERE embedding MATCH vec_int8(?) AND k = ?",
+}
+# How the fused statement reads a warm engine's rows (search_sql._KNN_GIVEN).
+GIVEN = "SELECT j.value ->> 0, j.value ->> 1 FROM json_each(?) j"
+INSERT = {"dense": sql.INSERT_VECTOR, "static": sql.INSERT_STATIC_VECTOR}
+DELETE = {
+    "dense": "DELETE FROM chunk_vec WHERE chunk_id = ?",
+    "static": "DELETE FROM chunk_vec_static WHERE chunk_id = ?",
+}
+DIMS = {"dense": 384, "static": 256}
+
+
+@pytest.mark.parametrize("channel", ["dense", "static"])
+def test_nearest_returns_the_scans_rows_in_the_scans_order(tmp_path, channel):
+    rng = np.random.default_rng(11)
+    # Few distinct vectors, so that most distances tie: which of equal chunks make the k-th
+    # place depends on where vec0 stores each (blocks of 128 in pix's schema).
+    pool = rng.integers(-127, 128, (9, DIMS[channel])).astype(np.int8)
+    store = open_store(tmp_path / "vectors.db", create=True)
+    try:
+        ids = rng.permutation(np.arange(1, 2000))[:700]
+        with store.write() as conn:
+            for i in ids:
+                conn.execute(INSERT[channel], (int(i), pool[rng.integers(9)].tobytes()))
+        with store.write() as conn:  # holes in the blocks, then rows that fill them again
+            for i in rng.choice(ids, 150, replace=False):
+                conn.execute(DELETE[channel], (int(i),))
+            for i in range(2000, 2060):
+                conn.execute(INSERT[channel], (i, pool[rng.integers(9)].tobytes()))
+        with store.read() as conn:
+            matrix = knn.load(conn, knn.TABLES[channel])
+            assert matrix is not None and len(matrix.ids) == 610
+            for trial in range(40):
+                query = pool[trial % 9] if trial % 2 else rng.integers(-127, 128, DIMS[channel])
+                query = query.astype(np.int8)
+                k = int(rng.integers(1, 250))
+                scan = conn.execute(SCAN[channel], (query.tobytes(), k)).fetchall()
+                near = knn.nearest(matrix, query, k)
+                assert near == scan, (trial, k)
+                assert conn.execute(GIVEN, (json.dumps(near),)).fetchall() == scan
+    finally:
+        store.close()
+
+
+@pytest.fixture(scope="module", params=["transformer", "static-only"])
+def repo(request, tmp_path_factory, embedder):
+    root = new_repo(tmp_path_factory.mktemp("knn") / request.param, FILES)
+    if request.param == "transformer":
+        index_repository(str(root), embedder=embedder)
+    else:
+        index_repository(str(root), embed=False)
+    return root, request.param
+
+
+def test_a_warm_engine_answers_as_a_cold_one(repo, embedder):
+    root, _ = repo
+    engine = QueryEngine(cwd=str(root), embedder=embedder)
+    try:
+        for text in QUERIES:
+            for mode, fusion in (("file", "rrf"), ("chunk", "dbsf")):
+                request = QueryRequest(text, mode=mode, fusion=fusion, explain=True)
+                engine.warm.drop()
+                cold = json.dumps(engine.query(request))  # a first question: the vec0 scan
+                assert not engine.warm.loaded
+                warm = json.dumps(engine.query(request))
+                assert engine.warm.loaded
+                assert warm == cold, (text, mode)
+    finally:
+        engine.close()
+
+
+def test_a_warm_engine_sees_what_another_connection_wrote(tmp_path, embedder):
+    root = new_repo(tmp_path / "repo", FILES)
+    index_repository(str(root), embed=False)
+    engine = QueryEngine(cwd=str(root), embedder=embedder)
+    try:
+        ask = QueryRequest("boiling point of water in kelvin", mode="file", explain=True)
+        engine.query(ask)
+        engine.query(ask)
+        assert engine.warm.loaded
+        write(root, {"src/kelvin.py": "def boiling_point_kelvin():\n    return 373.15\n"})
+        index_repository(str(root), embed=False)  # another connection commits
+        after = engine.query(ask)
+        assert any(where(r) == "src/kelvin.py" for r in after["results"])
+        fresh = QueryEngine(cwd=str(root), embedder=embedder)
+        try:
+            assert json.dumps(fresh.query(ask)) == json.dumps(after)
+            assert json.dumps(engine.query(ask)) == json.dumps(after)  # warm again, same bytes
+            assert engine.warm.loaded
+        finally:
+            fresh.close()
+    finally:
+        engine.close()
