@@ -9,7 +9,9 @@ each step removed on its own (`shape`: the issue route and its weights; `terms`:
 most selective terms only; `ident`: identifiers that are definitions feed the identifier
 channel; `files`: the evidence channel of files the issue names; `kinds`: prose and
 configuration files demoted; `windows`: the transformer reads the issue in windows, which needs
-transformer vectors, so it changes nothing on a --static-only database). `--limits` reruns the
+transformer vectors, so it changes nothing on a --static-only database; `environment`: sections
+about the reporter's machine, from an "Environment" or "System Information" heading to the
+next heading, are left out of everything the issue is searched by). `--limits` reruns the
 full pipeline with other BM25 term caps, `--weights` with other weights of the issue route or
 other values of evidence.py's constants (a JSON list of changes: `[{"bm25": 1.5},
 {"COMMON_SHARE": 0.02}]`).

@@ -265,3 +265,99 @@ def test_a_long_issue_is_embedded_in_windows(embedder):
     assert float(windowed @ about_tail) > float(truncated @ about_tail) + 0.05
     # Any other shape is embedded whole, as before.
     assert np.allclose(evidence.embed_query(embedder, text, "question")[0], truncated)
+
+
+def test_sections_about_the_reporters_machine_are_left_out():
+    text = """Proxy authentication fails with a 407 status
+The proxy answers 407 although `proxy_auth` holds the right credentials.
+
+## Expected Result
+A status of 200.
+
+## System Information
+
+```json
+{"chardet": {"version": null}, "idna": {"version": "3.3"}, "using_pyopenssl": false}
+```
+
+**Environment:**
+- OS: Linux, see `platform_report`
+
+### Pylint version
+pylint 2.14
+
+### Additional context
+Started with `proxy_manager_for` in 2.27.
+"""
+    kept = evidence.clean(text)
+    assert "A status of 200." in kept and "proxy_manager_for" in kept
+    assert "chardet" not in kept and "using_pyopenssl" not in kept
+    assert "platform_report" not in kept
+    assert "pylint 2.14" in kept  # a heading that says only "version" stays
+    ev = evidence.extract(text)
+    assert "using_pyopenssl" not in ev.identifiers and "proxy_manager_for" in ev.identifiers
+
+
+ABOUT = '''"""What `python -m shop.about` prints for bug reports: versions of shop and its parts."""
+import json
+import platform
+
+
+def report():
+    return {
+        "platform": {"system": platform.system(), "release": platform.release()},
+        "implementation": {"name": platform.python_implementation()},
+        "shop": {"version": "1.4"},
+        "charset_tables": {"version": "2.0"},
+        "using_fast_rounding": False,
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(report(), indent=2))
+'''
+
+# A report whose template asks for `python -m shop.about`: its output is about.py's own words.
+REPORTED = """Coupon discount of 100 percent gives a cart total of None
+Applying a coupon with a full discount leaves the cart total as None instead of zero.
+
+## Expected Result
+The cart total is 0 after a full coupon discount.
+
+## System Information
+
+    $ python -m shop.about
+
+```json
+{
+  "charset_tables": {"version": "2.0"},
+  "implementation": {"name": "CPython"},
+  "platform": {"release": "6.1.0", "system": "Linux"},
+  "shop": {"version": "1.4"},
+  "using_fast_rounding": false
+}
+```
+"""
+
+
+@pytest.fixture(scope="module")
+def shop_with_about(tmp_path_factory, embedder):
+    root, db = indexed_repo(
+        tmp_path_factory.mktemp("about"), {**FILES, "shop/about.py": ABOUT}, embedder
+    )
+    engine = QueryEngine(db=str(db), cwd=str(root))
+    yield engine
+    engine.close()
+
+
+def test_an_environment_report_does_not_pull_in_the_file_that_prints_it(shop_with_about):
+    with_step = files(ask(shop_with_about, REPORTED, mode="file"))
+    saved = evidence.STEPS
+    evidence.STEPS = saved - {"environment"}
+    try:
+        without = files(ask(shop_with_about, REPORTED, mode="file"))
+    finally:
+        evidence.STEPS = saved
+    assert without.index("shop/about.py") < without.index("shop/cart.py"), without
+    assert with_step[0] in ("shop/cart.py", "shop/coupons.py"), with_step
+    assert "shop/about.py" not in with_step[:3], with_step
