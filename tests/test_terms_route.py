@@ -108,6 +108,12 @@ def test_route_restricts_channels():
         ("examples/basic.py", "example"),
         ("src/pip/_vendor/rich/console.py", "vendored"),
         ("third_party/lib/tests/test_x.py", "vendored"),
+        ("sphinx/themes/basic/static/jquery-3.5.1.js", "vendored"),
+        ("static/bootstrap.4.6.2.min.css", "vendored"),
+        ("web/vendor-ui-2.0.0-beta.mjs", "vendored"),
+        ("src/test/resources/public/library-1.0.0.min.js", "test"),
+        ("src/http2.js", "source"),
+        ("lib/v8-bridge.js", "source"),
         # other ecosystems' layouts
         ("test/t/test_ssh.py", "test"),  # a Bash project's tests
         ("spec/sidekiq/client_spec.rb", "test"),
