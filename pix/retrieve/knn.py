@@ -17,10 +17,10 @@ double, and SQLite reads it back so: 1.1 million checked). tests/test_knn.py che
 order and distances against the scan, ties, deletions and re-insertions included; a layout
 it does not know (the two statements disagree) leaves the scan in charge.
 
-A one-shot `pix query` never loads a matrix (reading the vectors costs 3 us a row, as much as
-the scan): an engine loads them on its second question about an unchanged database, and
-again after the database changed (PRAGMA data_version moves when another connection
-commits; `QueryEngine.reopen` drops them).
+A one-shot `pix query` never loads a matrix (reading the vectors costs 3 us a row, more than a
+scan): an engine loads them once it has scanned WARM_AFTER times for one state of the
+database, and again after the database changed (PRAGMA data_version moves when another
+connection commits; `QueryEngine.reopen` drops them).
 """
 
 from __future__ import annotations
@@ -89,11 +89,21 @@ def nearest(matrix: Matrix, query: np.ndarray, k: int) -> list[tuple[int, float]
     return list(zip(matrix.ids[order].tolist(), distance[order].tolist(), strict=True))
 
 
+# Questions an engine answers with the scan about one state of the database before it loads
+# the matrices. Loading costs as much as 5-15 scans (bench/knn_bench.py), so scanning until
+# the scans have cost about what a load does keeps any run of questions within ~2.5x of the
+# best choice made knowing the future (the ski-rental rule); a database being embedded
+# commits every few seconds, and each commit starts the count again.
+WARM_AFTER = 8
+
+
 class WarmVectors:
-    """An engine's matrices, loaded on its second question about an unchanged database."""
+    """An engine's matrices, loaded once it has asked WARM_AFTER questions about an unchanged
+    database."""
 
     def __init__(self) -> None:
         self._version: object = None
+        self._scans = 0
         self._matrices: dict[str, Matrix | None] = {}
 
     @property
@@ -102,7 +112,7 @@ class WarmVectors:
         return bool(self._matrices)
 
     def drop(self) -> None:
-        self._version, self._matrices = None, {}
+        self._version, self._scans, self._matrices = None, 0, {}
 
     def candidates(
         self, conn, version: object, queries: dict[str, np.ndarray | None], k: int
@@ -111,9 +121,11 @@ class WarmVectors:
         query vector: none), or None while the engine is not warm: then vec0 scans.
         `version`: what identifies the database's state (read inside the caller's read)."""
         if version != self._version:
-            self._version, self._matrices = version, {}
-            return None
+            self._version, self._scans, self._matrices = version, 0, {}
         if not self._matrices:
+            if self._scans < WARM_AFTER:
+                self._scans += 1
+                return None
             self._matrices = {name: load(conn, statements) for name, statements in TABLES.items()}
         if any(matrix is None for matrix in self._matrices.values()):
             return None
