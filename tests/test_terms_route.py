@@ -109,6 +109,8 @@ def test_route_restricts_channels():
         ("src/pip/_vendor/rich/console.py", "vendored"),
         ("third_party/lib/tests/test_x.py", "vendored"),
         ("sphinx/themes/basic/static/jquery-3.5.1.js", "vendored"),
+        ("astropy/extern/configobj/validate.py", "vendored"),
+        ("src/external_api/client.py", "source"),
         ("static/bootstrap.4.6.2.min.css", "vendored"),
         ("web/vendor-ui-2.0.0-beta.mjs", "vendored"),
         ("src/test/resources/public/library-1.0.0.min.js", "test"),

@@ -87,7 +87,7 @@ def clean(query: str) -> str:
         return query
     kept, at = [], 0
     about = [
-        (h.start(), bool(_ENVIRONMENT.search(h.group(1) or h.group(2))))
+        (h.start(), bool(_ENVIRONMENT.search(next(g for g in h.groups() if g))))
         for h in _HEADING.finditer(query)
     ]
     for i, (start, environment) in enumerate(about):
