@@ -310,6 +310,10 @@ def retrieve(
         vector = quantize(embed_query(engine.embedder(), request.query, r.shape))[0]
     if r.weights["static"] > 0 and static and engine.static_current():
         static_vector = quantize(embed_static(engine.static_embedder(), request.query, r.shape))[0]
+    # A query of no known token (an emoji) has no direction: vec0 would hand out k arbitrary
+    # chunks at a NULL distance, so the channel is off instead.
+    vector = vector if vector is not None and vector.any() else None
+    static_vector = static_vector if static_vector is not None and static_vector.any() else None
     if r.weights["dense"] > 0:
         warnings.extend(
             coverage_warning(chunks, embedded, static if static_vector is not None else 0)
@@ -317,8 +321,10 @@ def retrieve(
     paths = filter_paths(store, snapshot.id, request.only_paths, request.ignore_paths)
     whole = paths is None and engine.whole_scope(snapshot.id)
     near = None
-    if whole:
-        version = (id(store), store.conn.execute("PRAGMA data_version").fetchone()[0])
+    if whole and (vector is not None or static_vector is not None):
+        # data_version moves for other connections' commits, total_changes for this one's.
+        data_version = store.conn.execute("PRAGMA data_version").fetchone()[0]
+        version = (id(store), data_version, store.conn.total_changes())
         queries = {"dense": vector, "static": static_vector}
         near = engine.warm.candidates(store.conn, version, queries, engine.depth)
     hits = search(

@@ -361,3 +361,29 @@ def test_an_environment_report_does_not_pull_in_the_file_that_prints_it(shop_wit
     assert without.index("shop/about.py") < without.index("shop/cart.py"), without
     assert with_step[0] in ("shop/cart.py", "shop/coupons.py"), with_step
     assert "shop/about.py" not in with_step[:3], with_step
+
+
+def test_environment_sections_end_at_the_next_heading_and_spare_code_and_title():
+    text = """# Environment variables are not expanded in config files
+`load_config` leaves `$HOME` as it is.
+
+```sh
+# pip freeze
+export HOME=/tmp
+```
+
+### Environment
+```
+# packages in environment at /opt/conda:
+# Name  Version  Build
+numpy 1.26.4
+```
+
+### Reproducing in a clean environment
+Call `load_config("~/.app.toml")`.
+"""
+    kept = evidence.clean(text)
+    assert kept.startswith("# Environment variables are not expanded")  # the title stays
+    assert "export HOME=/tmp" in kept  # a shell comment in a fence is no heading
+    assert "numpy 1.26.4" not in kept and "packages in environment" not in kept
+    assert 'load_config("~/.app.toml")' in kept  # a long heading is about the bug

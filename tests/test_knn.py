@@ -118,3 +118,33 @@ def test_a_warm_engine_sees_what_another_connection_wrote(tmp_path, embedder):
             fresh.close()
     finally:
         engine.close()
+
+
+def test_a_question_of_no_known_token_answers_alike_cold_and_warm(repo, embedder):
+    root, _ = repo
+    engine = QueryEngine(cwd=str(root), embedder=embedder)
+    try:
+        request = QueryRequest("🙂 \u200b", mode="file", explain=True)
+        answers = {json.dumps(engine.query(request)) for _ in range(knn.WARM_AFTER + 2)}
+        assert len(answers) == 1
+        for result in json.loads(answers.pop())["results"]:
+            for channel in result["explain"]["channels"].values():
+                assert channel["score"] is not None  # no chunk at a NULL distance
+    finally:
+        engine.close()
+
+
+def test_a_vector_layout_it_does_not_know_leaves_the_scan_in_charge(tmp_path):
+    store = open_store(tmp_path / "plain.db", create=True)
+    try:
+        with store.write() as conn:
+            conn.execute("DROP TABLE chunk_vec_static")  # no vec0 table, no _rowids
+        with store.read() as conn:
+            warm = knn.WarmVectors()
+            query = np.ones(256, dtype=np.int8)
+            for _ in range(knn.WARM_AFTER):
+                assert warm.candidates(conn, "v1", {"static": query}, 10) is None
+            assert warm.candidates(conn, "v1", {"static": query}, 10) is None
+            assert not warm.loaded
+    finally:
+        store.close()

@@ -63,40 +63,60 @@ _CODE_SHAPED = re.compile(r"_|[a-z][A-Z]|[A-Z]{2}[a-z]")
 
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
-# A heading: a markdown one, or a line that is only a bold phrase (`**Environment:**`).
-_HEADING = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+(.+?)[ \t#]*|\*\*(.+?):?\*\*:?[ \t]*)$", re.M)
+# A heading: a markdown one, or a line that is only a bold phrase (`**Environment:**`). Read
+# line by line (a regular expression over the whole text backtracks quadratically on long
+# lines of spaces), never inside a code fence (`# pip freeze` there is a shell comment).
+_MARKDOWN_HEADING = re.compile(r"#{1,6}[ \t]+(.*)")
+_BOLD_HEADING = re.compile(r"\*\*([^*]+)\*\*:?")
+HEADING_CHARS = 120
 # Sections that describe the reporter's machine (issue templates ask for them): operating
 # system, installed packages, the output of a show_versions. Their words are the names every
 # version report prints (requests' "System Information" is the output of requests/help.py,
 # which then ranked first for two of requests' seven issues). Headings that say only
-# "version" stay: pylint's "Pylint version" sections cost 0.06 MRR@10 there when dropped.
+# "version" stay: pylint's "Pylint version" sections cost 0.06 MRR@10 there when dropped. A
+# heading names such a section only when it is short (three words at most, a parenthesis
+# aside): "Reproducing in a clean environment" is about the bug.
 _ENVIRONMENT = re.compile(
     r"\b(environment|system (?:info|information|details)|show_versions|"
     r"installed (?:packages|versions)|pip (?:freeze|list))\b",
     re.I,
 )
+_PARENTHESIS = re.compile(r"\([^)]*\)")
+
+
+def _heading(line: str) -> str | None:
+    """The text of a heading line, or None."""
+    line = line.strip()
+    if len(line) > HEADING_CHARS:
+        return None
+    m = _MARKDOWN_HEADING.fullmatch(line) or _BOLD_HEADING.fullmatch(line)
+    return m.group(1).strip(" \t#:") if m else None
+
+
+def _about_environment(heading: str) -> bool:
+    words = _PARENTHESIS.sub(" ", heading).split()
+    return len(words) <= 3 and bool(_ENVIRONMENT.search(heading))
 
 
 def clean(query: str) -> str:
     """The issue as it reads on the page and as it speaks about the code: HTML comments (issue
     templates' instructions, hidden when rendered) are no part of what the reporter wrote,
     and a section about the reporter's environment (from its heading to the next heading
-    that is not about it) names no file of the repository."""
+    that is not about it) names no file of the repository. The first line (the title) stays."""
     query = _COMMENT.sub(" ", query)
     if "environment" not in STEPS:
         return query
-    kept, at = [], 0
-    about = [
-        (h.start(), bool(_ENVIRONMENT.search(next(g for g in h.groups() if g))))
-        for h in _HEADING.finditer(query)
-    ]
-    for i, (start, environment) in enumerate(about):
-        if environment and start >= at:
-            kept.append(query[at:start])
-            at = next((s for s, env in about[i + 1 :] if not env), len(query))
-    if not kept:
-        return query
-    return " ".join([*kept, query[at:]])
+    kept, dropping, fenced, first = [], False, False, True
+    for line in query.splitlines(keepends=True):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        heading = None if fenced or first else _heading(line)
+        if heading is not None:
+            dropping = _about_environment(heading)
+        if not dropping:
+            kept.append(line)
+        first = first and not line.strip()
+    return "".join(kept)
 
 
 def is_issue(query: str) -> bool:

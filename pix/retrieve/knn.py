@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+import apsw
 import numpy as np
 
 from pix.store import search_sql
@@ -71,9 +72,9 @@ def nearest(matrix: Matrix, query: np.ndarray, k: int) -> list[tuple[int, float]
     distance; equal distances by block, and within a block the later offset first (vec0
     ranks each block on its own and keeps the earlier blocks' rows on a tie)."""
     n = len(matrix.ids)
-    if n == 0 or k <= 0:
-        return []
     q = query.astype(np.float32)
+    if n == 0 or k <= 0 or not q.any():
+        return []
     # einsum, not BLAS: as fast for one vector, and OpenBLAS's thread pool, entered from two
     # shards' threads at once, serialised them (a question across 20 took 558 ms, not 306).
     dots = np.einsum("ij,j->i", matrix.vectors, q).astype(np.float64)
@@ -98,8 +99,8 @@ WARM_AFTER = 8
 
 
 class WarmVectors:
-    """An engine's matrices, loaded once it has asked WARM_AFTER questions about an unchanged
-    database."""
+    """An engine's matrices: a channel's table is loaded once the engine has scanned WARM_AFTER
+    times for one state of the database (only the tables its questions search)."""
 
     def __init__(self) -> None:
         self._version: object = None
@@ -108,8 +109,8 @@ class WarmVectors:
 
     @property
     def loaded(self) -> bool:
-        """Whether the matrices of the database's current state are in memory."""
-        return bool(self._matrices)
+        """Whether a matrix of the database's current state is in memory and in use."""
+        return any(m is not None for m in self._matrices.values())
 
     def drop(self) -> None:
         self._version, self._scans, self._matrices = None, 0, {}
@@ -122,14 +123,27 @@ class WarmVectors:
         `version`: what identifies the database's state (read inside the caller's read)."""
         if version != self._version:
             self._version, self._scans, self._matrices = version, 0, {}
-        if not self._matrices:
-            if self._scans < WARM_AFTER:
-                self._scans += 1
-                return None
-            self._matrices = {name: load(conn, statements) for name, statements in TABLES.items()}
-        if any(matrix is None for matrix in self._matrices.values()):
+        if self._scans < WARM_AFTER:
+            self._scans += 1
             return None
-        return {
-            name: json.dumps([] if vector is None else nearest(self._matrices[name], vector, k))
-            for name, vector in queries.items()
-        }
+        out = {}
+        for name, vector in queries.items():
+            if vector is None:
+                out[name] = "[]"
+                continue
+            if name not in self._matrices:
+                self._matrices[name] = _load_or_none(conn, TABLES[name])
+            matrix = self._matrices[name]
+            if matrix is None:  # a layout this does not know: the scan answers
+                return None
+            out[name] = json.dumps(nearest(matrix, vector, k))
+        return out
+
+
+def _load_or_none(conn, statements: tuple[str, str]) -> Matrix | None:
+    """load, or None if vec0's tables are not what it reads (another sqlite-vec's layout):
+    kept, so the scan answers until the database changes, without trying again."""
+    try:
+        return load(conn, statements)
+    except (apsw.Error, TypeError, ValueError):
+        return None

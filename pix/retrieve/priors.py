@@ -54,13 +54,16 @@ _EXAMPLE = re.compile(r"(^|/)(examples?|samples?|demos?)/", re.I)
 VENDORED = re.compile(
     r"(^|/)(vendor|vendored|_vendor|third_party|thirdparty|external|extern)/", re.I
 )
-# A web library copied in under its release's name (`jquery-3.5.1.js`, `underscore-1.3.1.js`,
-# `bootstrap.4.6.2.min.css`): thousands of lines of someone else's code that match any
-# question. Sphinx's themes carry such copies: one was in the top 5 for 25 of issueloc's 41
-# sphinx reports (2 as vendored; MRR@10 0.447 -> 0.484, static-only). No language set holds
-# such a file outside its tests.
+# A web library copied into an asset folder under its release's name (`static/jquery-3.5.1.js`,
+# `assets/bootstrap.4.6.2.min.css`; first-party `src/api.v1.2.js` is not one): thousands of
+# lines of someone else's code that match any question. Sphinx's themes carry such copies: one
+# was in the top 5 for 25 of issueloc's 41 sphinx reports (2 as vendored; MRR@10 0.447 ->
+# 0.484, static-only). No language set holds such a file outside its tests; under docs/ one
+# stays docs (x0.3).
 _VERSIONED_ASSET = re.compile(
-    r"(^|/)[A-Za-z][\w.-]*?[-.]v?\d+(\.\d+)+([-.]\w+)?(\.min)?\.(js|mjs|css)$"
+    r"(^|/)(static|_static|assets?|public|js|css|www|dist)/(.*/)?"
+    r"[A-Za-z][\w.-]*?[-.]v?\d+(\.\d+)+([-.]\w+)?(\.min)?\.(js|mjs|css)$",
+    re.I,
 )
 _CONFIG = re.compile(
     r"(^|/)\.(github|gitlab|circleci|buildkite|devcontainer|binder|husky|vscode|idea|cargo)/"
@@ -95,8 +98,8 @@ _CONFIG = re.compile(
 def path_role(path: str) -> str:
     """One of ROLE_FACTORS' keys. Vendored wins over the others (a vendored test is vendored),
     config over test (`.github/workflows/tests.yml` is CI), docs over config (`.github/`'s
-    issue templates and contributing guides are prose); a versioned web library in a test or
-    example folder keeps that role."""
+    issue templates and contributing guides are prose); a versioned web library in a test,
+    example or docs folder keeps that role."""
     if VENDORED.search(path):
         return "vendored"
     if _CONFIG.search(path) and not _DOCS.search(path):
@@ -105,8 +108,8 @@ def path_role(path: str) -> str:
         return "test"
     if _EXAMPLE.search(path):
         return "example"
-    if _VERSIONED_ASSET.search(path):
-        return "vendored"
     if _DOCS.search(path):
         return "docs"
+    if _VERSIONED_ASSET.search(path):
+        return "vendored"
     return "source"
