@@ -81,6 +81,7 @@ _ENVIRONMENT = re.compile(
     r"installed (?:packages|versions)|pip (?:freeze|list))\b",
     re.I,
 )
+_DUMP = re.compile(r"show_versions|installed (?:packages|versions)|pip (?:freeze|list)", re.I)
 _PARENTHESIS = re.compile(r"\([^)]*\)")
 
 
@@ -94,7 +95,7 @@ def _heading(line: str) -> str | None:
 
 
 def _about_environment(heading: str) -> bool:
-    words = _PARENTHESIS.sub(" ", heading).split()
+    words = [w for w in _PARENTHESIS.sub(" ", heading).split() if any(c.isalnum() for c in w)]
     return len(words) <= 3 and bool(_ENVIRONMENT.search(heading))
 
 
@@ -112,7 +113,10 @@ def clean(query: str) -> str:
             fenced = not fenced
         heading = None if fenced or first else _heading(line)
         if heading is not None:
-            dropping = _about_environment(heading)
+            # Within such a section a heading that names a version dump continues it ("# Paste
+            # the output of xr.show_versions() here"); to start one, a heading must be short.
+            within = dropping and bool(_DUMP.search(heading))
+            dropping = within or _about_environment(heading)
         if not dropping:
             kept.append(line)
         first = first and not line.strip()
