@@ -27,15 +27,11 @@ import numpy as np
 
 from bench import corpora, devcorpora
 from pix.retrieve import knn
+from pix.store import search_sql
 from pix.store.db import open_store
 
-SCAN = {
-    "dense": "SELECT chunk_id, distance FROM chunk_vec WHERE embedding MATCH vec_int8(?) AND k = ?",
-    "static": "SELECT chunk_id, distance FROM chunk_vec_static "
-    "WHERE embedding MATCH vec_int8(?) AND k = ?",
-}
-# What the fused statement does with a warm engine's rows (search_sql._KNN_GIVEN).
-GIVEN = "SELECT j.value ->> 0, j.value ->> 1 FROM json_each(?) j"
+SCAN = {"dense": search_sql.DENSE_SCAN, "static": search_sql.STATIC_SCAN}
+GIVEN = search_sql.NEAR_FROM_JSON
 
 
 def log(message: str) -> None:

@@ -13,18 +13,13 @@ import pytest
 from pix.index import index_repository
 from pix.query import QueryEngine, QueryRequest
 from pix.retrieve import knn
-from pix.store import sql
+from pix.store import search_sql, sql
 from pix.store.db import open_store
 from tests.conftest import new_repo, where, write
 from tests.test_query import FILES, QUERIES
 
-SCAN = {
-    "dense": "SELECT chunk_id, distance FROM chunk_vec WHERE embedding MATCH vec_int8(?) AND k = ?",
-    "static": "SELECT chunk_id, distance FROM chunk_vec_static "
-    "WHERE embedding MATCH vec_int8(?) AND k = ?",
-}
-# How the fused statement reads a warm engine's rows (search_sql._KNN_GIVEN).
-GIVEN = "SELECT j.value ->> 0, j.value ->> 1 FROM json_each(?) j"
+SCAN = {"dense": search_sql.DENSE_SCAN, "static": search_sql.STATIC_SCAN}
+GIVEN = search_sql.NEAR_FROM_JSON
 INSERT = {"dense": sql.INSERT_VECTOR, "static": sql.INSERT_STATIC_VECTOR}
 DELETE = {
     "dense": "DELETE FROM chunk_vec WHERE chunk_id = ?",

@@ -19,6 +19,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 import apsw
 
@@ -76,12 +77,10 @@ HEADING_CHARS = 120
 # "version" stay: pylint's "Pylint version" sections cost 0.06 MRR@10 there when dropped. A
 # heading names such a section only when it is short (three words at most, a parenthesis
 # aside): "Reproducing in a clean environment" is about the bug.
-_ENVIRONMENT = re.compile(
-    r"\b(environment|system (?:info|information|details)|show_versions|"
-    r"installed (?:packages|versions)|pip (?:freeze|list))\b",
-    re.I,
-)
 _DUMP = re.compile(r"show_versions|installed (?:packages|versions)|pip (?:freeze|list)", re.I)
+_ENVIRONMENT = re.compile(
+    rf"\b(environment|system (?:info|information|details)|{_DUMP.pattern})\b", re.I
+)
 _PARENTHESIS = re.compile(r"\([^)]*\)")
 
 
@@ -104,8 +103,14 @@ def clean(query: str) -> str:
     templates' instructions, hidden when rendered) are no part of what the reporter wrote,
     and a section about the reporter's environment (from its heading to the next heading
     that is not about it) names no file of the repository. The first line (the title) stays."""
+    # An issue is read four times a query (evidence, BM25 terms, both embeddings).
+    return _clean(query, "environment" in STEPS)
+
+
+@lru_cache(maxsize=16)
+def _clean(query: str, environment: bool) -> str:
     query = _COMMENT.sub(" ", query)
-    if "environment" not in STEPS:
+    if not environment:
         return query
     kept, dropping, fenced, first = [], False, False, True
     for line in query.splitlines(keepends=True):

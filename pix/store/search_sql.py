@@ -78,6 +78,13 @@ knn_static AS MATERIALIZED (
     SELECT j.value ->> 0 AS chunk_id, j.value ->> 1 AS distance FROM json_each(:static_near) j
 ),
 """
+# The scans on their own (what _KNN_WHOLE runs) and the JSON read (what _KNN_GIVEN runs): the
+# two ways of finding a channel's candidates, side by side (tests/test_knn.py, bench/knn_bench).
+DENSE_SCAN = "SELECT chunk_id, distance FROM chunk_vec WHERE embedding MATCH vec_int8(?) AND k = ?"
+STATIC_SCAN = (
+    "SELECT chunk_id, distance FROM chunk_vec_static WHERE embedding MATCH vec_int8(?) AND k = ?"
+)
+NEAR_FROM_JSON = "SELECT j.value ->> 0, j.value ->> 1 FROM json_each(?) j"
 DENSE_VECTORS = "SELECT chunk_id, embedding FROM chunk_vec ORDER BY chunk_id"
 STATIC_VECTORS = "SELECT chunk_id, embedding FROM chunk_vec_static ORDER BY chunk_id"
 # Where vec0 keeps each vector (its own _rowids table: block, offset in block): it decides
