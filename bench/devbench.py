@@ -60,10 +60,13 @@ FULL: dict[str, dict] = {
     "pix without priors": {"priors": False},
     "pix without phrases": NO_PHRASES,
 }
-# On a database indexed with --static-only: "pix default" is then what a fresh index answers
-# with before the transformer has run (the dense channel has no vectors yet).
+# On a database indexed with --static-only: "pix static-only" is then what a fresh index
+# answers with before the transformer has run (the dense channel has no vectors yet, but the
+# question's best candidates are read by the transformer on the spot, pix/retrieve/refine.py).
 STATIC: dict[str, dict] = {
     "pix static-only": {},
+    # pix/retrieve/refine.py off: the static tier's own answer
+    "pix static-only without refinement": {"refine": False},
     "static alone": {"channels": ["static"]},
     "bm25 alone": {"channels": ["bm25"]},
     "pix static-only without priors": {"priors": False},
@@ -196,8 +199,15 @@ def indexed_commits(db: Path) -> set[str]:
 
 
 def rank_pix(engine: QueryEngine, query: str, at: str | None = None, **options) -> list[str]:
-    """pix's file ranking, as bench.quality asks for it (file mode, top 10), at a commit."""
-    return quality.rank_files(engine, query, at=at, **options)
+    """pix's file ranking, as bench.quality asks for it (file mode, top 10), at a commit.
+    `refine=False`: without the transformer reading the best candidates on the spot."""
+    if options.pop("refine", True):
+        return quality.rank_files(engine, query, at=at, **options)
+    engine.refine_top, top = 0, engine.refine_top
+    try:
+        return quality.rank_files(engine, query, at=at, **options)
+    finally:
+        engine.refine_top = top
 
 
 def systems(embed: bool, static_only: bool = False) -> dict[str, dict]:

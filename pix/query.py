@@ -20,7 +20,7 @@ from pix.output.budget import apply_budget
 from pix.output.result import Result
 from pix.output.shown import Redactions, ShownFile
 from pix.pathglob import glob_regex
-from pix.retrieve import phrase
+from pix.retrieve import phrase, refine
 from pix.retrieve.evidence import embed_query, embed_static
 from pix.retrieve.knn import WarmVectors
 from pix.retrieve.rank import by_file, rescore
@@ -88,6 +88,10 @@ class QueryEngine:
         self.depth = DEPTH
         # The vector tables in memory once the engine answers again (pix/retrieve/knn.py).
         self.warm = WarmVectors()
+        # Best candidates a question may have the transformer read while chunks lack their
+        # vectors (pix/retrieve/refine.py; 0: never), and the vectors it made.
+        self.refine_top = refine.REFINE_TOP
+        self.refined = refine.RefinedVectors()
 
     def snapshot_counts(self, snapshot_id: int) -> tuple[int, int, int]:
         """(chunks, embedded, static) of a snapshot, kept until the file changes (PRAGMA
@@ -314,10 +318,6 @@ def retrieve(
     # chunks at a NULL distance, so the channel is off instead.
     vector = vector if vector is not None and vector.any() else None
     static_vector = static_vector if static_vector is not None and static_vector.any() else None
-    if r.weights["dense"] > 0:
-        warnings.extend(
-            coverage_warning(chunks, embedded, static if static_vector is not None else 0)
-        )
     paths = filter_paths(store, snapshot.id, request.only_paths, request.ignore_paths)
     whole = paths is None and engine.whole_scope(snapshot.id)
     near = None
@@ -331,6 +331,14 @@ def retrieve(
         store, snapshot.id, request.query, r, vector, paths, request.fusion, request.priors,
         static_vector, whole, engine.depth, near,
     )  # fmt: skip
+    refined = 0
+    if engine.refine_top and r.weights["dense"] > 0 and embedded < chunks and hits:
+        hits, refined = refine.second_pass(
+            engine, request, r, snapshot.id, hits, vector, static_vector, paths, whole
+        )
+    if r.weights["dense"] > 0:
+        static_searched = static if static_vector is not None else 0
+        warnings.extend(coverage_warning(chunks, embedded, static_searched, refined))
     hits = rescore(hits, request.fusion)
     reports: list[dict] = []
     if phrase.enabled(request.channels, r.shape):
@@ -340,28 +348,42 @@ def retrieve(
     return Retrieval(snapshot, hits, r, reports)
 
 
-def coverage_warning(chunks: int, embedded: int, static: int = 0) -> list[str]:
+def coverage_warning(chunks: int, embedded: int, static: int = 0, refined: int = 0) -> list[str]:
     """What to say while embedding is unfinished (nothing when every chunk has a transformer
     vector, or when there are no chunks: an empty repository waits for nothing). `static`:
-    the chunks the static tier searches meanwhile."""
+    the chunks the static tier searches meanwhile; `refined`: the question's candidates the
+    transformer read on the spot (pix/retrieve/refine.py)."""
     if embedded >= chunks:
         return []
     share = min(max(round(100 * embedded / chunks), 1), 99) if embedded else 0
+    spot = (
+        f" (the transformer read {refined:,} of this question's best candidates on the spot)"
+        if refined
+        else ""
+    )
     if static:
-        return [
+        said = (
             f"the transformer has embedded {share}% of chunks ({embedded:,} of {chunks:,}); "
-            f"meaning search uses the static tier for the other {static:,} until `pix index` "
-            "finishes embedding"
-        ]
-    if not embedded:
-        return [
-            "no chunk is embedded yet; meaning-based search is off until "
+            f"meaning search uses the static tier for the other {static:,}{spot} until "
             "`pix index` finishes embedding"
-        ]
-    return [
-        f"meaning-based search covers {share}% of chunks ({embedded:,} of {chunks:,} "
-        "embedded); run `pix index` to finish embedding"
-    ]
+        )
+    elif not embedded:
+        reach = (
+            f"covers only {refined:,} of this question's best candidates, which the "
+            "transformer read on the spot,"
+            if refined
+            else "is off"
+        )
+        said = (
+            f"no chunk is embedded yet; meaning-based search {reach} until `pix index` "
+            "finishes embedding"
+        )
+    else:
+        said = (
+            f"meaning-based search covers {share}% of chunks ({embedded:,} of {chunks:,} "
+            f"embedded){spot}; run `pix index` to finish embedding"
+        )
+    return [said]
 
 
 def run_query(

@@ -155,6 +155,9 @@ class ShardSet:
             )  # fmt: skip
             if self.depth is not None:
                 self.engines[shard.name].depth = self.depth
+            # No shard has the transformer read its candidates on the spot: 40 chunks in each
+            # of 20 shards would take seconds a question (pix/retrieve/refine.py).
+            self.engines[shard.name].refine_top = 0
             self.problems.pop(shard.name, None)
         except PixError as exc:
             self.problems[shard.name] = exc

@@ -16,7 +16,7 @@ from mcp import Client, StdioServerParameters
 
 from pix.index import embed_pending, index_repository
 from pix.ingest.static import static_identity
-from pix.query import QueryRequest, query
+from pix.query import QueryEngine, QueryRequest, query
 from pix.store import open_store
 
 FILES = {
@@ -37,6 +37,17 @@ def counts(db: Path) -> tuple[int, int, int]:
         store.close()
 
 
+def tier_query(request: QueryRequest, repo: Path) -> dict:
+    """`query` with the static tier's own answer: no candidate read by the transformer on
+    the spot (pix/retrieve/refine.py; tests/test_refine.py)."""
+    engine = QueryEngine(cwd=str(repo))
+    engine.refine_top = 0
+    try:
+        return engine.query(request)
+    finally:
+        engine.close()
+
+
 def channels(response: dict) -> set[str]:
     return {name for r in response["results"] for name in r["explain"]["channels"]}
 
@@ -54,7 +65,7 @@ def test_static_only_index_searches_by_meaning_at_once(tmp_path):
         cwd=str(repo),
     )
     assert response["results"][0]["path"] == "weather.py"
-    response = query(QueryRequest(AREA, explain=True), cwd=str(repo))
+    response = tier_query(QueryRequest(AREA, explain=True), repo)
     assert response["results"][0]["path"] == "geometry.py"
     assert "static" in channels(response) and "dense" not in channels(response)
     assert any("static tier" in w for w in response["warnings"])
@@ -71,7 +82,7 @@ def test_the_transformer_replaces_static_vectors_as_it_goes(tmp_path, embedder):
         store.close()
     chunks, transformer, static = counts(db)
     assert transformer == 3 and static == chunks - 3  # a chunk has one of the two, never both
-    response = query(QueryRequest(AREA, explain=True, top=20), cwd=str(repo))
+    response = tier_query(QueryRequest(AREA, explain=True, top=20), repo)
     assert {"dense", "static"} <= channels(response)
     assert any("the transformer has embedded" in w for w in response["warnings"])
     index_repository(str(repo), embedder=embedder)

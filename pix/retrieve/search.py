@@ -91,6 +91,8 @@ STATEMENTS = {
     ("whole", "dbsf"): search_sql.SEARCH_DBSF_WHOLE,
     ("given", "rrf"): search_sql.SEARCH_RRF_GIVEN,
     ("given", "dbsf"): search_sql.SEARCH_DBSF_GIVEN,
+    ("given_scoped", "rrf"): search_sql.SEARCH_RRF_GIVEN_SCOPED,
+    ("given_scoped", "dbsf"): search_sql.SEARCH_DBSF_GIVEN_SCOPED,
 }
 
 
@@ -113,7 +115,8 @@ def search(
     path filter, the snapshot holds every chunk and vector), so the statement need not
     restrict it; the answer is the same. `depth`: candidates per channel. `near`: in a
     whole scope, the meaning channels' candidates a warm engine found in memory (channel ->
-    JSON array of [chunk id, distance], pix/retrieve/knn.py); the answer is the same again."""
+    JSON array of [chunk id, distance], pix/retrieve/knn.py); the answer is the same again. In
+    any scope, `near` may also be a refined pass's candidates (pix/retrieve/refine.py)."""
     terms = query_terms(query) or [w.lower() for w in query.split() if w.strip()]
     ident, code, path_terms = terms, code_terms(query), terms
     weights = dict(route.weights)
@@ -148,9 +151,11 @@ def search(
         **{f"p_{role}": factor for role, factor in ROLE_FACTORS.items() if role != "source"},
     }
     whole = whole and paths is None
-    scope = "given" if whole and near is not None else "whole" if whole else "scoped"
-    if scope == "given":
+    if near is not None:
+        scope = "given" if whole else "given_scoped"
         params.update(dense_near=near["dense"], static_near=near["static"])
+    else:
+        scope = "whole" if whole else "scoped"
     statement = STATEMENTS[(scope, "dbsf" if fusion == "dbsf" else "rrf")]
     hits = _hits(store.conn.execute(statement, params).fetchall())
     if issue is not None and "files" in evidence.STEPS and weights.get("evidence", 0.0) > 0:

@@ -252,6 +252,11 @@ SEARCH_DBSF_WHOLE = _WHOLE + _DBSF + _FUSE
 _GIVEN = _SCOPE + _KNN_GIVEN + _CHANNELS_A + _FTS_PROBE_WHOLE + _CHANNELS_B
 SEARCH_RRF_GIVEN = _GIVEN + _RRF + _FUSE
 SEARCH_DBSF_GIVEN = _GIVEN + _DBSF + _FUSE
+# And for any scope whose meaning candidates the caller found (a refined second pass,
+# pix/retrieve/refine.py: they came from a pass restricted to the scope already).
+_GIVEN_SCOPED = _SCOPE + _KNN_GIVEN + _CHANNELS_A + _FTS_PROBE_SCOPED + _CHANNELS_B
+SEARCH_RRF_GIVEN_SCOPED = _GIVEN_SCOPED + _RRF + _FUSE
+SEARCH_DBSF_GIVEN_SCOPED = _GIVEN_SCOPED + _DBSF + _FUSE
 
 SNAPSHOT_PATHS = "SELECT path FROM snapshot_file WHERE snapshot_id = ? ORDER BY path"
 BLOB_CONTENT = "SELECT content, text_size FROM blob WHERE sha = ?"

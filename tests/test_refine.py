@@ -1,0 +1,188 @@
+"""Refinement (pix/retrieve/refine.py): before the transformer has reached them, a question's
+best candidates are embedded on the spot and searched in the dense channel, at the distances
+the full index would give them; nothing is written, nothing changes once every chunk has its
+vector, and the same question gets the same bytes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import GEOMETRY, GREETING, MAILER, TABLES, WEATHER, new_repo, pix
+
+from pix.index import index_repository
+from pix.query import QueryEngine, QueryRequest, coverage_warning, retrieve
+from pix.retrieve import refine
+
+FILES = {
+    "geometry.py": GEOMETRY, "greeting.py": GREETING, "mail.py": MAILER,
+    "tables.py": TABLES, "weather.py": WEATHER, "docs/notes.md": "# Notes\n\nShapes and mail.\n",
+}  # fmt: skip
+QUESTION = "is it warm today"
+
+
+@pytest.fixture(scope="module")
+def repos(tmp_path_factory, embedder) -> tuple[Path, Path]:
+    """The same repository twice: indexed static-only, and with every chunk embedded."""
+    base = tmp_path_factory.mktemp("refine")
+    static = new_repo(base / "static", FILES)
+    index_repository(str(static), embed=False)
+    full = base / "full"
+    shutil.copytree(static, full, ignore=shutil.ignore_patterns(".pix.db*"))
+    index_repository(str(full), embedder=embedder)
+    return static, full
+
+
+def hits_of(root: Path, question: str, top: int | None = None, **options):
+    engine = QueryEngine(cwd=str(root))
+    if top is not None:
+        engine.refine_top = top
+    try:
+        warnings: list[str] = []
+        request = QueryRequest(question, mode="chunk", **options)
+        with engine.store.read():
+            found = retrieve(engine, request, warnings)
+        return found.hits, warnings
+    finally:
+        engine.close()
+
+
+def by_place(hits) -> dict[tuple[str, int], dict]:
+    return {(h.path, h.start_line): h.channels for h in hits}
+
+
+def table_counts(root: Path) -> tuple[int, int]:
+    engine = QueryEngine(cwd=str(root))
+    try:
+        return engine.store.conn.execute(
+            "SELECT (SELECT count(*) FROM chunk_vec), (SELECT count(*) FROM chunk_vec_static)"
+        ).fetchone()
+    finally:
+        engine.close()
+
+
+def test_refined_chunks_get_the_distances_the_full_index_gives_them(repos):
+    static, full = repos
+    refined, warnings = hits_of(static, QUESTION, top=4)  # fewer than the chunks
+    plain, _ = hits_of(full, QUESTION)
+    ours, theirs = by_place(refined), by_place(plain)
+    dense = {place: parts["dense"] for place, parts in ours.items() if "dense" in parts}
+    assert dense, "the best candidates were read by the transformer"
+    for place, part in dense.items():
+        assert part["score"] == theirs[place]["dense"]["score"], place
+    # a chunk is searched by one tier: read by the transformer, it leaves the static channel
+    assert not any("dense" in parts and "static" in parts for parts in ours.values())
+    assert any("static" in parts for parts in ours.values())
+    assert any("on the spot" in w for w in warnings)
+    assert refined[0].path == "weather.py"
+    # nothing was written: the database still has static vectors only
+    assert table_counts(static)[0] == 0
+
+
+def test_only_the_best_candidates_are_read(repos):
+    static, _ = repos
+    hits, warnings = hits_of(static, QUESTION, top=2)
+    assert sum("dense" in h.channels for h in hits) == 2
+    assert any("read 2 of this question's best candidates" in w for w in warnings)
+    off, warnings = hits_of(static, QUESTION, top=0)
+    assert not any("dense" in h.channels for h in off)
+    assert not any("on the spot" in w for w in warnings)
+
+
+def test_the_candidates_read_are_held_to_a_token_budget(repos, monkeypatch):
+    static, _ = repos
+    monkeypatch.setattr(refine, "REFINE_TOKENS", 1)  # the best candidate always fits
+    hits, warnings = hits_of(static, QUESTION)
+    assert sum("dense" in h.channels for h in hits) == 1
+    assert any("read 1 of this question's best candidates" in w for w in warnings)
+    monkeypatch.setattr(refine, "REFINE_TOKENS", 300)
+    few, _ = hits_of(static, QUESTION)
+    read = sum("dense" in h.channels for h in few)
+    assert 1 < read < len({h.chunk_id for h in few})
+    # which candidates fit depends on their texts, not on what an engine kept before
+    engine = QueryEngine(cwd=str(static))
+    try:
+        request = QueryRequest(QUESTION, mode="chunk")
+        with engine.store.read():
+            engine.refine_top = 100
+            monkeypatch.setattr(refine, "REFINE_TOKENS", 100_000)
+            retrieve(engine, request, [])  # every candidate read and kept
+            monkeypatch.setattr(refine, "REFINE_TOKENS", 300)
+            again = retrieve(engine, request, []).hits
+    finally:
+        engine.close()
+    assert [(h.chunk_id, h.score) for h in again] == [(h.chunk_id, h.score) for h in few]
+
+
+def test_nothing_changes_once_every_chunk_is_embedded(repos):
+    _, full = repos
+    on, on_warnings = hits_of(full, QUESTION)
+    off, off_warnings = hits_of(full, QUESTION, top=0)
+    assert [(h.path, h.chunk_id, h.score, h.channels) for h in on] == [
+        (h.path, h.chunk_id, h.score, h.channels) for h in off
+    ]
+    assert on_warnings == off_warnings == []
+
+
+def test_the_static_channel_alone_reads_nothing(repos):
+    static, _ = repos
+    hits, warnings = hits_of(static, QUESTION, channels=["static"])
+    assert hits and not any("dense" in h.channels for h in hits)
+    assert not any("on the spot" in w for w in warnings)
+
+
+def test_a_path_filter_keeps_the_second_pass_in_scope(repos):
+    static, _ = repos
+    hits, _ = hits_of(static, "send an email or compute an area", only_paths=["g*.py"])
+    assert hits and {h.path for h in hits} <= {"geometry.py", "greeting.py"}
+    assert any("dense" in h.channels for h in hits)
+
+
+def test_the_same_question_gets_the_same_bytes_cold_and_warm(repos):
+    static, _ = repos
+    args = ("query", QUESTION, "--json", "--explain", "--top", "5")
+    first = pix(*args, cwd=static)
+    again = pix(*args, cwd=static)
+    assert first[0] == 0, first[2]
+    assert first[1] == again[1]
+    # an engine that kept the vectors it made answers as a new one does
+    engine = QueryEngine(cwd=str(static))
+    try:
+        answers = [engine.query(QueryRequest(QUESTION, explain=True, top=5)) for _ in range(3)]
+    finally:
+        engine.close()
+    assert answers[0] == answers[1] == answers[2]
+    assert answers[0]["results"] and len(engine.refined) > 0
+
+
+@pytest.mark.parametrize(
+    ("embedded", "static", "says"),
+    [
+        (0, 10, "static tier for the other 10 (the transformer read 4 of this question's best"),
+        (0, 0, "covers only 4 of this question's best candidates"),
+        (5, 0, "(5 of 10 embedded) (the transformer read 4 of this question's best"),
+    ],
+)
+def test_the_warning_says_what_was_read(embedded, static, says):
+    (warning,) = coverage_warning(10, embedded, static, refined=4)
+    assert says in warning
+
+
+def test_a_workspace_question_reads_nothing_on_the_spot(repos, tmp_path):
+    # 40 candidates in each of 20 shards would take seconds: shards answer from their tiers
+    static, full = repos
+    code, out, err = pix(
+        "query", QUESTION, "--db", str(static / ".pix.db"), "--db", str(full / ".pix.db"),
+        "--json", "--explain", "--top", "20", cwd=tmp_path,
+    )  # fmt: skip
+    assert code == 0, err
+    response = json.loads(out)
+    by_repo: dict[str, set[str]] = {}
+    for r in response["results"]:
+        by_repo.setdefault(r["repo"], set()).update(r["explain"]["channels"])
+    assert set(by_repo) == {"static", "full"}, by_repo
+    assert "static" in by_repo["static"] and "dense" not in by_repo["static"]
+    assert "dense" in by_repo["full"]
+    assert not any("on the spot" in w for w in response["warnings"])
