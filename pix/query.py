@@ -332,9 +332,13 @@ def retrieve(
         static_vector, whole, engine.depth, near,
     )  # fmt: skip
     refined = 0
-    if engine.refine_top and r.weights["dense"] > 0 and embedded < chunks and hits:
+    # The first pass embedded the query if anything is embedded; a vector of zeros then (no
+    # known token) has no direction to read the candidates by.
+    readable = vector is not None or not embedded
+    wanted = r.weights["dense"] > 0 and embedded < chunks and hits
+    if engine.refine_top and readable and wanted:
         hits, refined = refine.second_pass(
-            engine, request, r, snapshot.id, hits, vector, static_vector, paths, whole
+            engine, request, r, snapshot.id, hits, vector, static_vector, paths, whole, warnings
         )
     if r.weights["dense"] > 0:
         static_searched = static if static_vector is not None else 0

@@ -12,15 +12,32 @@ from pathlib import Path
 import pytest
 from conftest import GEOMETRY, GREETING, MAILER, TABLES, WEATHER, new_repo, pix
 
-from pix.index import index_repository
+from pix.index import embed_pending, index_repository
+from pix.ingest import embed
 from pix.query import QueryEngine, QueryRequest, coverage_warning, retrieve
 from pix.retrieve import refine
+from pix.store import open_store
 
 FILES = {
     "geometry.py": GEOMETRY, "greeting.py": GREETING, "mail.py": MAILER,
     "tables.py": TABLES, "weather.py": WEATHER, "docs/notes.md": "# Notes\n\nShapes and mail.\n",
 }  # fmt: skip
 QUESTION = "is it warm today"
+
+
+@pytest.fixture(scope="module")
+def half(tmp_path_factory, embedder, repos) -> Path:
+    """The static-only repository again, with its first few inputs embedded by the transformer."""
+    static, _ = repos
+    root = tmp_path_factory.mktemp("half") / "repo"
+    shutil.copytree(static, root)
+    store = open_store(root / ".pix.db", create=False)
+    try:
+        snapshot = store.conn.execute("SELECT max(id) FROM snapshot").fetchone()[0]
+        embed_pending(store, snapshot, embedder=embedder, limit=4)
+    finally:
+        store.close()
+    return root
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +98,23 @@ def test_refined_chunks_get_the_distances_the_full_index_gives_them(repos):
     assert table_counts(static)[0] == 0
 
 
+@pytest.mark.parametrize("fusion", ["rrf", "dbsf"])
+def test_embedded_and_refined_chunks_mix_at_the_full_index_distances(half, repos, fusion):
+    _, full = repos
+    assert 0 < table_counts(half)[0] < table_counts(full)[0]
+    mixed, warnings = hits_of(half, QUESTION, top=6, fusion=fusion)
+    plain, _ = hits_of(full, QUESTION, fusion=fusion)
+    ours, theirs = by_place(mixed), by_place(plain)
+    dense = {place: parts["dense"] for place, parts in ours.items() if "dense" in parts}
+    # the chunks embedded before and the ones read on the spot: one channel, one scale
+    assert len(dense) > 4
+    for place, part in dense.items():
+        assert part["score"] == theirs[place]["dense"]["score"], place
+    rank = sorted(dense, key=lambda place: dense[place]["rank"])
+    assert rank == sorted(dense, key=lambda place: -theirs[place]["dense"]["score"])
+    assert any("on the spot" in w for w in warnings)
+
+
 def test_only_the_best_candidates_are_read(repos):
     static, _ = repos
     hits, warnings = hits_of(static, QUESTION, top=2)
@@ -114,6 +148,20 @@ def test_the_candidates_read_are_held_to_a_token_budget(repos, monkeypatch):
     finally:
         engine.close()
     assert [(h.chunk_id, h.score) for h in again] == [(h.chunk_id, h.score) for h in few]
+    # and the other way round: what a small budget left unread is read when a larger one
+    # (or another question) reaches it
+    engine = QueryEngine(cwd=str(static))
+    try:
+        with engine.store.read():
+            monkeypatch.setattr(refine, "REFINE_TOKENS", 300)
+            first = retrieve(engine, request, []).hits
+            retrieve(engine, QueryRequest("send a welcome email", mode="chunk"), [])
+            monkeypatch.setattr(refine, "REFINE_TOKENS", 100_000)
+            wide = retrieve(engine, request, []).hits
+    finally:
+        engine.close()
+    assert [(h.chunk_id, h.score) for h in first] == [(h.chunk_id, h.score) for h in few]
+    assert sum("dense" in h.channels for h in wide) > read
 
 
 def test_nothing_changes_once_every_chunk_is_embedded(repos):
@@ -186,3 +234,11 @@ def test_a_workspace_question_reads_nothing_on_the_spot(repos, tmp_path):
     assert "static" in by_repo["static"] and "dense" not in by_repo["static"]
     assert "dense" in by_repo["full"]
     assert not any("on the spot" in w for w in response["warnings"])
+
+
+def test_without_the_model_file_the_static_tier_still_answers(repos, monkeypatch, tmp_path):
+    static, _ = repos
+    monkeypatch.setattr(embed, "model_path", lambda: tmp_path / "missing.onnx")
+    hits, warnings = hits_of(static, QUESTION)
+    assert hits and not any("dense" in h.channels for h in hits)
+    assert any("could not read the best candidates" in w and "missing" in w for w in warnings)

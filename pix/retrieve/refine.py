@@ -21,14 +21,21 @@ what `pix index` made it, and the answer depends only on the database and the qu
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
+import apsw
 import numpy as np
 
-from pix.ingest.embed import quantize
+from pix.errors import PixError
+from pix.ingest.embed import Embedder, quantize
 from pix.retrieve.evidence import embed_query
 from pix.retrieve.knn import Matrix, nearest
-from pix.retrieve.search import search
+from pix.retrieve.route import Route
+from pix.retrieve.search import Hit, search
 from pix.store import content, sql
+
+if TYPE_CHECKING:
+    from pix.query import QueryEngine, QueryRequest
 
 # What a question may have the transformer read: its best candidates without a vector, in
 # rank order, until their tokens reach REFINE_TOKENS (the model's time follows tokens: about
@@ -40,51 +47,47 @@ KEPT = 50_000  # vectors an engine keeps (384 bytes each)
 
 
 class RefinedVectors:
-    """An engine's transformer vectors of chunks the database holds none for, and their
-    token counts, by embed key."""
+    """An engine's transformer vectors of chunks the database holds none for, each with its
+    text's token count, by embed key."""
 
     def __init__(self) -> None:
-        self._vectors: dict[int, np.ndarray] = {}
-        self._tokens: dict[int, int] = {}
+        self._kept: dict[int, tuple[np.ndarray, int]] = {}
 
     def __len__(self) -> int:
-        return len(self._vectors)
+        return len(self._kept)
 
     def clear(self) -> None:
-        self._vectors.clear()
-        self._tokens.clear()
+        self._kept.clear()
 
-    def read(self, conn, rows: list[tuple], embedder, budget: int) -> tuple[list[int], np.ndarray]:
+    def read(
+        self, conn: apsw.Connection, rows: list[tuple], embedder: Embedder, budget: int
+    ) -> tuple[list[int], np.ndarray]:
         """The chunk ids of `rows` (id, embed key, context, blob id, start, end; best first)
         whose tokens fit in `budget` (the first always does), and their int8 vectors. Which
-        fit depends only on the texts, never on what was kept before."""
-        if len(self._vectors) > KEPT:
+        fit depends only on the texts, never on what was kept before; a vector is kept with
+        its count once made, so an interrupted read keeps nothing half done."""
+        if len(self._kept) > KEPT:
             self.clear()
-        new = [row for row in dict((row[1], row) for row in rows).values()]
-        new = [row for row in new if row[1] not in self._tokens]
-        encodings = dict(
-            zip(
-                (row[1] for row in new),
-                embedder.encode(content.embed_inputs(conn, [row[1:] for row in new])),
-                strict=True,
-            )
-        )
-        self._tokens.update((key, len(e.ids)) for key, e in encodings.items())
+        new = list({row[1]: row for row in rows if row[1] not in self._kept}.values())
+        texts = content.embed_inputs(conn, [row[1:] for row in new])
+        encodings = dict(zip((row[1] for row in new), embedder.encode(texts), strict=True))
         chosen, spent = [], 0
         for row in rows:
-            tokens = self._tokens[row[1]]
+            key = row[1]
+            tokens = self._kept[key][1] if key in self._kept else len(encodings[key].ids)
             if chosen and spent + tokens > budget:
                 break
             chosen.append(row)
             spent += tokens
-        todo = list(dict.fromkeys(row[1] for row in chosen if row[1] not in self._vectors))
+        todo = list(dict.fromkeys(row[1] for row in chosen if row[1] not in self._kept))
         if todo:
             made = quantize(embedder.embed_encoded([encodings[key] for key in todo]))
-            self._vectors.update(zip(todo, made, strict=True))
-        return [row[0] for row in chosen], np.stack([self._vectors[row[1]] for row in chosen])
+            for key, vector in zip(todo, made, strict=True):
+                self._kept[key] = (vector, len(encodings[key].ids))
+        return [row[0] for row in chosen], np.stack([self._kept[row[1]][0] for row in chosen])
 
 
-def channel_rows(hits, channel: str) -> dict[int, float]:
+def channel_rows(hits: list[Hit], channel: str) -> dict[int, float]:
     """chunk id -> distance of the first pass's candidates in a meaning channel (its score is
     1 - distance)."""
     out: dict[int, float] = {}
@@ -96,8 +99,8 @@ def channel_rows(hits, channel: str) -> dict[int, float]:
 
 
 def near_lists(
-    conn, hits, query_vector: np.ndarray, refined: RefinedVectors, embedder, depth: int,
-    top: int = REFINE_TOP, budget: int = REFINE_TOKENS,
+    conn: apsw.Connection, hits: list[Hit], query_vector: np.ndarray, refined: RefinedVectors,
+    embedder: Embedder, depth: int, top: int = REFINE_TOP, budget: int = REFINE_TOKENS,
 ) -> tuple[dict[str, str], int] | None:  # fmt: skip
     """The meaning channels' candidates for the second pass ({"dense", "static"}: JSON arrays
     of [chunk id, distance]) and how many chunks the transformer read for them, or None when
@@ -105,11 +108,9 @@ def near_lists(
     best = list(dict.fromkeys(hit.chunk_id for hit in hits))[:top]
     if not best:
         return None
-    place = {chunk_id: i for i, chunk_id in enumerate(best)}
     rows = conn.execute(sql.CHUNKS_WITHOUT_VECTOR, (json.dumps(best),)).fetchall()
     if not rows:
         return None
-    rows.sort(key=lambda row: place[row[0]])
     ids, vectors = refined.read(conn, rows, embedder, budget)
     as_float = vectors.astype(np.float32)
     matrix = Matrix(
@@ -129,19 +130,27 @@ def near_lists(
 
 
 def second_pass(
-    engine, request, route, snapshot_id: int, hits, vector, static_vector, paths, whole: bool
-):
+    engine: QueryEngine, request: QueryRequest, route: Route, snapshot_id: int, hits: list[Hit],
+    vector: np.ndarray | None, static_vector: np.ndarray | None, paths: list[str] | None,
+    whole: bool, warnings: list[str],
+) -> tuple[list[Hit], int]:  # fmt: skip
     """The fused hits again with the best candidates' transformer vectors in the dense
     channel, and how many the transformer read; the first pass's hits and 0 when none lacked
-    one. `vector`: the query's transformer vector, if the first pass had it."""
-    if vector is None:  # nothing embedded yet: the first pass had no transformer query
-        vector = quantize(embed_query(engine.embedder(), request.query, route.shape))[0]
+    one. `vector`: the query's transformer vector, None if the first pass had none (nothing
+    was embedded)."""
+    try:
+        embedder = engine.embedder()
+    except PixError as exc:  # a static-only database answered without the model before
+        warnings.append(f"the transformer could not read the best candidates: {exc}")
+        return hits, 0
+    if vector is None:
+        vector = quantize(embed_query(embedder, request.query, route.shape))[0]
         if not vector.any():
             return hits, 0
     store = engine.store
     found = near_lists(
-        store.conn, hits, vector, engine.refined, engine.embedder(), engine.depth,
-        engine.refine_top, REFINE_TOKENS,
+        store.conn, hits, vector, engine.refined, embedder, engine.depth, engine.refine_top,
+        REFINE_TOKENS,
     )  # fmt: skip
     if found is None:
         return hits, 0

@@ -122,14 +122,14 @@ SELECT chunk_id FROM chunk_vec_static WHERE chunk_id IN (SELECT value FROM json_
 UNION
 SELECT chunk_id FROM chunk_vec WHERE chunk_id IN (SELECT value FROM json_each(?1))
 """
-# Which of a question's best candidates (a JSON array of chunk ids) the transformer has not
-# embedded yet, with what it reads for each (pix/retrieve/refine.py).
+# Which of a question's best candidates (a JSON array of chunk ids, best first) the
+# transformer has not embedded yet, in that order, with what it reads for each
+# (pix/retrieve/refine.py).
 CHUNKS_WITHOUT_VECTOR = """
 SELECT c.id, c.embed_key, c.context, c.blob_id, c.start_char, c.end_char
-FROM chunk c
-WHERE c.id IN (SELECT value FROM json_each(?))
-  AND NOT EXISTS (SELECT 1 FROM chunk_vec v WHERE v.chunk_id = c.id)
-ORDER BY c.id
+FROM json_each(?) j JOIN chunk c ON c.id = j.value
+WHERE NOT EXISTS (SELECT 1 FROM chunk_vec v WHERE v.chunk_id = c.id)
+ORDER BY j.key
 """
 # A chunk that got its transformer vector no longer needs its static one.
 DELETE_STATIC_VECTOR = "DELETE FROM chunk_vec_static WHERE chunk_id = ?"
