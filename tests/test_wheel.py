@@ -184,6 +184,19 @@ def test_query_chunks_and_files(installed):
     assert text.returncode == 0 and "def send_welcome_email" in text.stdout
 
 
+def test_a_static_only_index_has_the_transformer_read_the_best_candidates(installed, tmp_path):
+    # Before the transformer phase, a question's best candidates are read on the spot
+    # (pix/retrieve/refine.py): the installed model files do it, from outside the checkout.
+    db = str(tmp_path / "static.pix.db")
+    done = installed.run("index", "--static-only", "--db", db, "--quiet")
+    assert done.returncode == 0, done.stderr
+    answer = installed.json("query", "area of a circle", "--db", db, "--json", "--explain")
+    _validator(answer, "query").validate(answer)
+    assert "geo.py" in json.dumps(answer["results"][0])
+    assert any("dense" in r["explain"]["channels"] for r in answer["results"])
+    assert any("on the spot" in w for w in answer["warnings"])
+
+
 def test_query_input_is_checked_against_the_request_schema(installed):
     request = {"query": "welcome message", "mode": "chunk", "top": 1}
     answer = installed.json("query", "--input", "-", "--json", stdin=json.dumps(request))

@@ -62,9 +62,16 @@ def load(conn, statements: tuple[str, str]) -> Matrix | None:
         return None
     dims = len(rows[0][1]) if rows else 0
     raw = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.int8)
-    vectors = raw.reshape(len(rows), dims).astype(np.float32)
-    magnitude = np.sqrt(np.einsum("ij,ij->i", vectors, vectors, dtype=np.float64))
-    return Matrix(ids, vectors, magnitude, places[:, 1], places[:, 2])
+    return matrix_of(ids, raw.reshape(len(rows), dims), places[:, 1], places[:, 2])
+
+
+def matrix_of(
+    ids: np.ndarray, vectors: np.ndarray, block: np.ndarray, offset: np.ndarray
+) -> Matrix:
+    """A Matrix of int8 vectors (n x dims) and where each is stored."""
+    exact = vectors.astype(np.float32)
+    magnitude = np.sqrt(np.einsum("ij,ij->i", exact, exact, dtype=np.float64))
+    return Matrix(np.asarray(ids, dtype=np.int64), exact, magnitude, block, offset)
 
 
 def nearest(matrix: Matrix, query: np.ndarray, k: int) -> list[tuple[int, float]]:

@@ -29,7 +29,7 @@ import numpy as np
 from pix.errors import PixError
 from pix.ingest.embed import Embedder, quantize
 from pix.retrieve.evidence import embed_query
-from pix.retrieve.knn import Matrix, nearest
+from pix.retrieve.knn import matrix_of, nearest
 from pix.retrieve.route import Route
 from pix.retrieve.search import Hit, search
 from pix.store import content, sql
@@ -112,14 +112,8 @@ def near_lists(
     if not rows:
         return None
     ids, vectors = refined.read(conn, rows, embedder, budget)
-    as_float = vectors.astype(np.float32)
-    matrix = Matrix(
-        ids=np.array(ids, dtype=np.int64),
-        vectors=as_float,
-        magnitude=np.sqrt(np.einsum("ij,ij->i", as_float, as_float, dtype=np.float64)),
-        block=np.zeros(len(ids), dtype=np.int64),
-        offset=np.zeros(len(ids), dtype=np.int64),
-    )
+    unstored = np.zeros(len(ids), dtype=np.int64)  # in no vec0 block: the sort below orders ties
+    matrix = matrix_of(np.array(ids, dtype=np.int64), vectors, unstored, unstored)
     dense = channel_rows(hits, "dense")
     dense.update(nearest(matrix, query_vector, len(ids)))
     ordered = sorted(dense.items(), key=lambda row: (row[1], row[0]))[:depth]
