@@ -207,9 +207,11 @@ def test_ray_embeds_shared_texts_once_and_matches_plain_index(tmp_path):
 
 
 def test_ctrl_c_leaves_every_database_consistent_and_the_next_run_finishes(tmp_path):
+    # 960 inputs, ~8 blocks of 128: the signal comes while blocks are left (with half as many,
+    # on a machine shared with another test process, it once came after the last block)
     ws = workspace(
         tmp_path / "ws",
-        {"one": {**SHARED, **modules("one", 40, 6)}, "two": {**SHARED, **modules("two", 40, 6)}},
+        {"one": {**SHARED, **modules("one", 80, 6)}, "two": {**SHARED, **modules("two", 80, 6)}},
     )
     dbs = [ws / "one" / ".pix.db", ws / "two" / ".pix.db"]
     proc = start("index", "--workspace", str(ws), *RAY, cwd=tmp_path)
