@@ -3,6 +3,7 @@
     python -m bench.devsets build [--sets fzf,just,...] [--mirrors DIR]   # commit sets
     python -m bench.devsets strings [--mirrors DIR]                      # the exact-string set
     python -m bench.devsets list                                         # what is registered
+    python -m bench.devsets questions [--mirrors DIR]                    # check the questions
 
 A commit set follows the rules of ../shared/eval/commitloc (../shared/README.md): one query
 per commit, its subject (the message body kept in `body`); only commits that fixed a bug or
@@ -419,6 +420,42 @@ def committed_sets(kind: str | None = None) -> list[str]:
     return [n for n in names if kind is None or load_set(n)[0]["kind"] == kind]
 
 
+# --- the developers' questions ---------------------------------------------------------------
+
+QUESTION_KINDS = {"symbol": 10, "concept": 12, "architecture": 8}  # per repository
+
+
+def question_problems(rows: list[dict], trees: dict[str, set[str]] | None = None) -> list[str]:
+    """What is wrong with the questions set (bench/devsets/questions, written by hand, so
+    checked, not built): ids, kinds per repository, 1-3 gold files, and, given each set's
+    file list at its pinned commit (`trees`), that every gold file exists there."""
+    problems = []
+    ids = [r["id"] for r in rows]
+    if len(set(ids)) != len(ids):
+        problems.append("duplicate ids")
+    for name in dict.fromkeys(r["set"] for r in rows):
+        mine = [r for r in rows if r["set"] == name]
+        kinds = {k: sum(r["kind"] == k for r in mine) for k in QUESTION_KINDS}
+        if kinds != QUESTION_KINDS:
+            problems.append(f"{name}: kinds {kinds}, want {QUESTION_KINDS}")
+        for r in mine:
+            if not 1 <= len(r["gold_files"]) <= MAX_SOURCE_FILES:
+                problems.append(f"{r['id']}: {len(r['gold_files'])} gold files")
+            missing = [g for g in r["gold_files"] if trees is not None and g not in trees[name]]
+            if missing:
+                problems.append(f"{r['id']}: gold not at the pinned commit: {missing}")
+    return problems
+
+
+def check_questions() -> list[str]:
+    _, rows = load_set("questions")
+    trees = {}
+    for name in dict.fromkeys(r["set"] for r in rows):
+        meta, _ = load_set(name)
+        trees[name] = set(tree_files(devcorpora.mirror(meta["repo"]), meta["pinned_commit"]))
+    return question_problems(rows, trees)
+
+
 # --- the exact-string set -------------------------------------------------------------------
 
 STRINGS_PER_SET = 5
@@ -504,7 +541,7 @@ def build_strings() -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("command", choices=["build", "strings", "list"])
+    parser.add_argument("command", choices=["build", "strings", "list", "questions"])
     parser.add_argument("--sets", default="", help="commit sets to build (default: all)")
     parser.add_argument("--mirrors", help="folder of <owner>+<name>/repo bare git dirs")
     args = parser.parse_args(argv)
@@ -513,6 +550,12 @@ def main(argv: list[str] | None = None) -> None:
         for spec in REPO_SETS.values():
             print(f"{spec.name}\t{spec.language}\t{spec.repo}\t{spec.pin}")
         return
+    if args.command == "questions":
+        problems = check_questions()
+        print(
+            "\n".join(problems) or "questions: every row is well formed and every gold file exists"
+        )
+        sys.exit(1 if problems else 0)
     if args.command == "strings":
         meta = build_strings()
         print(json.dumps(meta["counts"], indent=1))

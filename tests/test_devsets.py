@@ -184,3 +184,29 @@ def test_acc_at_k_needs_every_gold_file() -> None:
     assert metrics.all_at(ranked, ["a.py", "c.py"], 3) == 1.0  # repeats are dropped first
     scores = metrics.score(ranked, ["b.py"], ks=(1,), acc_ks=(1, 3))
     assert scores["acc@1"] == 0.0 and scores["acc@3"] == 1.0 and scores["mrr@10"] == 0.5
+
+
+def test_the_committed_questions_are_well_formed() -> None:
+    meta, rows = devsets.load_set("questions")
+    assert meta["kind"] == "questions" and len(rows) == meta["counts"]["queries"]
+    assert devsets.question_problems(rows) == []
+    # every question names a committed set whose corpus it is asked on
+    assert {r["set"] for r in rows} <= set(devsets.committed_sets())
+
+
+def test_question_checks_catch_bad_rows() -> None:
+    row = {"id": "x-q01", "set": "x", "kind": "symbol", "gold_files": ["src/parser.go"]}
+    rows = [dict(row, id=f"x-q{i:02}") for i in range(10)]
+    rows += [dict(row, id=f"x-c{i:02}", kind="concept") for i in range(12)]
+    rows += [dict(row, id=f"x-a{i:02}", kind="architecture") for i in range(8)]
+    files = {"x": {"src/parser.go"}}
+    assert devsets.question_problems(rows, files) == []
+    rows[0] = dict(rows[0], gold_files=["src/gone.go"])
+    rows[1] = dict(rows[1], id=rows[2]["id"])
+    rows[3] = dict(rows[3], gold_files=[])
+    rows.pop()
+    problems = devsets.question_problems(rows, files)
+    assert "duplicate ids" in problems
+    assert any("gold not at the pinned commit: ['src/gone.go']" in p for p in problems)
+    assert any("0 gold files" in p for p in problems)
+    assert any("kinds" in p for p in problems)
