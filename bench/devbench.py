@@ -44,13 +44,17 @@ from pathlib import Path
 from bench import baselines, corpora, devcorpora, devsets, metrics, quality
 from pix.index import index_repository
 from pix.query import QueryEngine
+from pix.retrieve.define import CHANNEL as DEFINITION
+from pix.retrieve.phrase import CHANNEL as PHRASE
 from pix.retrieve.route import CHANNELS
 from pix.static_tier import embed_static, forget_other_static_table
 from pix.store import open_store
 
 SNAPSHOTS = "SELECT id FROM snapshot ORDER BY id"
-# Every channel but the phrase step (pix.retrieve.phrase): what the phrase step adds.
-NO_PHRASES = {"channels": list(CHANNELS)}
+# Every channel but the phrase step (pix.retrieve.phrase): what the phrase step adds; and
+# likewise for the definition step (pix.retrieve.define).
+NO_PHRASES = {"channels": [*CHANNELS, DEFINITION]}
+NO_DEFINITIONS = {"channels": [*CHANNELS, PHRASE]}
 FULL: dict[str, dict] = {
     "pix default": {},
     "dense alone": {"channels": ["dense"]},
@@ -59,6 +63,7 @@ FULL: dict[str, dict] = {
     "path alone": {"channels": ["path"]},
     "pix without priors": {"priors": False},
     "pix without phrases": NO_PHRASES,
+    "pix without definitions": NO_DEFINITIONS,
 }
 # On a database indexed with --static-only: "pix static-only" is then what a fresh index
 # answers with before the transformer has run (the dense channel has no vectors yet, but the
@@ -71,17 +76,19 @@ STATIC: dict[str, dict] = {
     "bm25 alone": {"channels": ["bm25"]},
     "pix static-only without priors": {"priors": False},
     "pix static-only without phrases": NO_PHRASES,
+    "pix static-only without definitions": NO_DEFINITIONS,
 }
 KEYWORD: dict[str, dict] = {
-    "pix keyword (bm25+ident+path+phrase)": {"channels": ["bm25", "ident", "path", "phrase"]},
+    "pix keyword": {"channels": ["bm25", "ident", "path", PHRASE, DEFINITION]},
     "bm25 alone": {"channels": ["bm25"]},
     "ident alone": {"channels": ["ident"]},
     "path alone": {"channels": ["path"]},
     "pix keyword without priors": {
-        "channels": ["bm25", "ident", "path", "phrase"],
+        "channels": ["bm25", "ident", "path", PHRASE, DEFINITION],
         "priors": False,
     },
-    "pix keyword without phrases": {"channels": ["bm25", "ident", "path"]},
+    "pix keyword without phrases": {"channels": ["bm25", "ident", "path", DEFINITION]},
+    "pix keyword without definitions": {"channels": ["bm25", "ident", "path", PHRASE]},
 }
 BASELINE = "BM25 baseline (bm25s, files)"
 SEMBLE = "semble lexical (peer, no model)"
@@ -111,8 +118,8 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _cell(value: float) -> str:
-    return str(value) if isinstance(value, int) else f"{value:.3f}"
+def _cell(value: float | str) -> str:
+    return str(value) if isinstance(value, (int, str)) else f"{value:.3f}"
 
 
 @dataclass
@@ -461,8 +468,9 @@ def cosqa(run: Run) -> Table:
     )
 
 
-def exact(run: Run) -> Table:
-    meta, qs = devsets.load_set("exact-strings")
+def across_sets(qs: list[dict], run: Run) -> tuple[list[dict], dict[str, list[list[str]]]]:
+    """Rank queries that each name their language set (`set`) on that set's corpus: the
+    queries in set order, and every system's ranked files for them (recorded for --dump)."""
     rows_by: dict[str, list] = {}
     for name in dict.fromkeys(q["set"] for q in qs):
         set_meta, _ = devsets.load_set(name)
@@ -481,12 +489,23 @@ def exact(run: Run) -> Table:
             rows_by.setdefault(label, []).extend(rank(q) for q in part)
         engine.close()
     ordered = [q for name in dict.fromkeys(q["set"] for q in qs) for q in qs if q["set"] == name]
-    rows = []
     for label, lists in rows_by.items():
         record(label, ordered, lists)
-        m = metrics.evaluate(
-            ((r, q["gold_files"]) for r, q in zip(lists, ordered, strict=True)), ks=(1, 5, 10)
-        )
+    return ordered, rows_by
+
+
+def _scored(lists: list[list[str]], qs: list[dict]) -> dict[str, float]:
+    return metrics.evaluate(
+        ((r, q["gold_files"]) for r, q in zip(lists, qs, strict=True)), ks=(1, 5, 10)
+    )
+
+
+def exact(run: Run) -> Table:
+    meta, qs = devsets.load_set("exact-strings")
+    ordered, rows_by = across_sets(qs, run)
+    rows = []
+    for label, lists in rows_by.items():
+        m = _scored(lists, ordered)
         m["first"] = m["recall@1"]
         rows.append((label, m))
     table = Table(
@@ -499,6 +518,47 @@ def exact(run: Run) -> Table:
     if note:
         table.notes.append(note)
     return table
+
+
+QUESTION_KINDS = ("symbol", "concept", "architecture")
+
+
+def questions(run: Run) -> list[Table]:
+    """The developers' questions (bench/devsets/questions): every system over all of them and
+    by kind of question (nDCG@10 / MRR@10), then pix's first system per repository."""
+    meta, qs = devsets.load_set("questions")
+    ordered, rows_by = across_sets(qs, run)
+    columns = ["ndcg@10", "mrr@10", "recall@5"] + [
+        f"{kind} {m}" for kind in QUESTION_KINDS for m in ("ndcg@10", "mrr@10")
+    ]
+    rows = []
+    for label, lists in rows_by.items():
+        m = _scored(lists, ordered)
+        for kind in QUESTION_KINDS:
+            keep = [i for i, q in enumerate(ordered) if q["kind"] == kind]
+            part = _scored([lists[i] for i in keep], [ordered[i] for i in keep])
+            m[f"{kind} ndcg@10"], m[f"{kind} mrr@10"] = part["ndcg@10"], part["mrr@10"]
+        rows.append((label, m))
+    sets = list(dict.fromkeys(q["set"] for q in ordered))
+    table = Table(
+        f"developers' questions ({len(qs)} questions of {len(sets)} repositories, by kind)",
+        columns,
+        rows,
+    )
+    first = next(iter(rows_by))
+    note = failures_note(ordered, rows_by[first], run.failures, first)
+    if note:
+        table.notes.append(note)
+    per_set = Table("developers' questions per repository: nDCG@10 / MRR@10", sets, [])
+    per_set.first = "system"
+    for label, lists in rows_by.items():
+        cells = {}
+        for name in sets:
+            keep = [i for i, q in enumerate(ordered) if q["set"] == name]
+            part = _scored([lists[i] for i in keep], [ordered[i] for i in keep])
+            cells[name] = f"{part['ndcg@10']:.3f} / {part['mrr@10']:.3f}"
+        per_set.rows.append((label, cells))
+    return [table, per_set]
 
 
 def summary(tables: dict[str, Table]) -> Table:
@@ -578,7 +638,7 @@ def costs(names: list[str], run: Run) -> Table:
             root, commits, label = corpora.corpus(name), None, f"shared-{name}"
         elif name == "cosqa":
             root, commits, label = cosqa_corpus()[0], None, "cosqa-dev"
-        elif name == "exact":
+        elif name in ("exact", "questions"):
             continue
         else:
             meta, _ = devsets.load_set(name)
@@ -622,7 +682,7 @@ def expand(sets: str) -> list[str]:
     names: list[str] = []
     for item in (s.strip() for s in sets.split(",")):
         if item == "all":
-            names += ["lang", "shared", "issueloc", "cosqa", "exact"]
+            names += ["lang", "shared", "issueloc", "cosqa", "exact", "questions"]
         elif item:
             names.append(item)
     out: list[str] = []
@@ -691,6 +751,9 @@ def main(argv: list[str] | None = None) -> None:
                 print(cosqa(run).render(), flush=True)
             elif name == "exact":
                 print(exact(run).render(), flush=True)
+            elif name == "questions":
+                for table in questions(run):
+                    print(table.render(), flush=True)
             elif name.startswith("issueloc:"):
                 if name.split(":", 1)[1] == issue_names[0]:
                     for table in issueloc(issue_names, run):

@@ -20,7 +20,7 @@ from pix.output.budget import apply_budget
 from pix.output.result import Result
 from pix.output.shown import Redactions, ShownFile
 from pix.pathglob import glob_regex
-from pix.retrieve import phrase, refine
+from pix.retrieve import define, phrase, refine
 from pix.retrieve.evidence import embed_query, embed_static
 from pix.retrieve.knn import WarmVectors
 from pix.retrieve.rank import by_file, rescore
@@ -204,8 +204,8 @@ def check_request(request: QueryRequest, workspace: bool = False) -> list[str]:
         if value not in allowed:
             raise UsageError(f"{name} must be one of {', '.join(allowed)}, not {value!r}")
     for name in request.channels or []:
-        if name not in CHANNELS and name != phrase.CHANNEL:
-            names = ", ".join((*CHANNELS, phrase.CHANNEL))
+        if name not in CHANNELS and name not in (phrase.CHANNEL, define.CHANNEL):
+            names = ", ".join((*CHANNELS, phrase.CHANNEL, define.CHANNEL))
             raise UsageError(f"unknown channel {name!r}; channels are {names}")
     if request.context_lines < 0:
         raise UsageError("contextLines must be 0 or more")
@@ -247,6 +247,7 @@ class Retrieval:
     hits: list[Hit]
     route: Route
     phrases: list[dict] = field(default_factory=list)  # what each phrase of the query found
+    names: list[dict] = field(default_factory=list)  # what each name of the query found
 
 
 def refresh_first(
@@ -345,11 +346,18 @@ def retrieve(
         warnings.extend(coverage_warning(chunks, embedded, static_searched, refined))
     hits = rescore(hits, request.fusion)
     reports: list[dict] = []
+    names: list[dict] = []
+    if define.enabled(request.channels, r.shape):
+        hits, names, weight = define.rank_definitions(
+            store, snapshot.id, request.query, r, hits, paths, request.fusion, request.priors
+        )
+        if weight:  # the phrase step must outrank this channel too
+            r = Route(r.shape, {**r.weights, define.CHANNEL: weight})
     if phrase.enabled(request.channels, r.shape):
         hits, reports = phrase.rank_phrases(
             store, snapshot.id, request.query, r, hits, paths, request.fusion, request.priors
         )
-    return Retrieval(snapshot, hits, r, reports)
+    return Retrieval(snapshot, hits, r, reports, names)
 
 
 def coverage_warning(chunks: int, embedded: int, static: int = 0, refined: int = 0) -> list[str]:
@@ -440,6 +448,7 @@ def run_query(
             "priors": request.priors,
             "candidates": len(found.hits),
             "phrases": found.phrases,
+            "definitions": found.names,
         }
     return response
 

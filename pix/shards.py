@@ -271,6 +271,7 @@ class ShardAnswer:
     phrases: list[dict] = field(default_factory=list)
     chunks: int = 0  # in its snapshot
     df: dict[str, int] = field(default_factory=dict)  # query term -> chunks holding it
+    names: list[dict] = field(default_factory=list)  # what each name of the query found
 
 
 def shard_ranking(
@@ -305,7 +306,7 @@ def shard_ranking(
     ranked = by_file(found.hits) if files else found.hits
     return ShardAnswer(
         found.snapshot, ranked, meaning, len(found.hits), warnings, refreshed, found.route,
-        found.phrases, chunks, df,
+        found.phrases, chunks, df, found.names,
     )  # fmt: skip
 
 
@@ -476,6 +477,7 @@ def query_shards(
             "priors": request.priors,
             "candidates": sum(a.candidates for a in answers.values()),
             "phrases": first.phrases,
+            "definitions": first.names,
             "shardBeta": beta,
             "shardGamma": SHARD_GAMMA,
         }

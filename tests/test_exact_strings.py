@@ -30,7 +30,7 @@ RESPONSE = jsonschema.Draft202012Validator(
 REQUEST = jsonschema.Draft202012Validator(
     json.loads((SCHEMA_DIR / "query-request.v1.json").read_text(encoding="utf-8"))
 )
-NO_PHRASES = list(CHANNELS)
+NO_PHRASES = [*CHANNELS, "definition"]
 
 COMMANDS = '''"""Commands: lookup, aliases, and what to do about a missing command."""
 

@@ -34,14 +34,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from pix.ingest.mask import PLACEHOLDER, mask
 from pix.ingest.redact import may_hold_secret
-from pix.retrieve import rank
-from pix.retrieve.priors import ROLE_FACTORS, path_role
+from pix.retrieve import lift
 from pix.retrieve.route import Route
-from pix.retrieve.search import RRF_K, Hit
+from pix.retrieve.search import Hit
 from pix.store import codec, phrase_sql, sql
 from pix.store.db import Store
 
@@ -215,12 +214,9 @@ def find(
 
 
 def phrase_weight(route: Route, priors: bool) -> float:
-    """A weight that lifts every phrase chunk above every chunk (and file) without a phrase: no
-    score without one exceeds the ranking stage's ceiling (pix.retrieve.rank.ceiling: every
-    channel's rank 1, the largest standing-out bonus and file evidence; DBSF scores are
-    smaller), and no prior shrinks a score by more than the smallest factor."""
-    floor = min(ROLE_FACTORS.values()) if priors else 1.0
-    return 1.0 + rank.ceiling(route.weights) / floor
+    """A weight that lifts every phrase chunk above every chunk (and file) without a phrase
+    (pix.retrieve.lift.above_all), the definition step's channel included when it ran."""
+    return lift.above_all(route.weights, priors)
 
 
 def apply(
@@ -234,48 +230,23 @@ def apply(
     """The fused list with the phrase channel added: chunks holding a phrase gain its
     contribution (those the other channels missed join the list), and the list is ordered again
     the way the retrieval statement orders it (score, path, line, chunk)."""
-    if not evidence:
-        return hits
-    evidence = dict(evidence)  # popped below as hits claim their evidence
     weight = phrase_weight(route, priors)
-    unit = weight / (RRF_K + 1) if fusion == "rrf" else weight
-
-    def channel(ev: Evidence) -> dict:
-        n = len(ev.phrases)
-        return {
-            "rank": 1,
-            "score": float(n),
-            "weight": weight,
-            "contribution": unit * n,
-            "phrases": [phrases[i].text for i in sorted(ev.phrases)],
-            "line": ev.line,
-        }
-
-    def factor(role: str) -> float:
-        return ROLE_FACTORS[role] if priors else 1.0
-
-    out = []
-    for hit in hits:
-        ev = evidence.pop((hit.path, hit.chunk_id), None)
-        if ev is None:
-            out.append(hit)
-            continue
-        ch = channel(ev)
-        fused = hit.fused + ch["contribution"]
-        channels = dict(sorted({**hit.channels, CHANNEL: ch}.items()))
-        out.append(replace(hit, fused=fused, score=fused * factor(hit.role), channels=channels))
-    for ev in evidence.values():  # chunks no other channel found
-        ch = channel(ev)
-        role = path_role(ev.path)
-        out.append(
-            Hit(
-                ev.path, ev.chunk_id, ev.blob_sha, ev.start_line, ev.end_line, ev.kind,
-                ev.symbol, ch["contribution"] * factor(role), ch["contribution"], role,
-                ev.language, {CHANNEL: ch},
-            )
-        )  # fmt: skip
-    out.sort(key=lambda h: (-h.score, h.path, h.start_line, h.chunk_id))
-    return out
+    share = lift.unit(weight, fusion)
+    found = {
+        key: (
+            ev,
+            {
+                "rank": 1,
+                "score": float(len(ev.phrases)),
+                "weight": weight,
+                "contribution": share * len(ev.phrases),
+                "phrases": [phrases[i].text for i in sorted(ev.phrases)],
+                "line": ev.line,
+            },
+        )
+        for key, ev in evidence.items()
+    }
+    return lift.add_channel(hits, CHANNEL, found, priors)
 
 
 def rank_phrases(

@@ -1,0 +1,208 @@
+"""Definitions: a name the query spells out puts the chunks that define it first.
+
+A developer who types `CacheKey struct`, `where is parse_git_path implemented` or
+`Oban.PerformError` wants the definition, not the files that use the name most. The fused
+channels see the name as words: BM25 ranks the chunks that repeat it, and in file mode a file
+that calls it from five chunks outscores the one that defines it in one (on the developers'
+questions, bench/devsets/questions, a third of the symbol lookups had the defining file second
+or lower). The identifier channel knows definitions, but RRF gives its first place barely more
+than its tenth.
+
+Names (`names_of`): the code-shaped words of the query (snake_case, camelCase, PascalCase of two
+humps or more, SCREAMING_CASE: `_`, a lower-to-upper or an upper-lower-upper step), the last
+part of a qualified name (`Obj:stage_hunks`, `Sidekiq::Client`, `Foo.bar`, `Foo#bar`: a
+qualifier names where, the last part what), an identifier in backticks, and a query that is one
+identifier and nothing else (`Router`); never a token the secret detector would mask. Spelled
+exactly: the `symbol` table's `name`, case and all; English words in a sentence are never
+names.
+
+Which definitions count: chunks of every role but docs that define the name
+(pix.store.define_sql), when it is defined in at most MAX_FILES files; a name defined in more
+(`new`, `init`, `run`) says nothing about where to look ("common").
+
+How much: a query that is only names and words about definitions (`where is X defined`, `the
+X class`, `find X`) lifts the defining chunks above every other chunk, as the phrase step does
+(pix.retrieve.lift.above_all); a name inside a longer question adds EMBEDDED (in dense weights,
+at rank 1) to its defining chunks: evidence, not a verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from pix.ingest.mask import mask
+from pix.ingest.redact import may_hold_secret
+from pix.ingest.terms import STOPWORDS
+from pix.retrieve import lift
+from pix.retrieve.route import Route
+from pix.retrieve.search import Hit
+from pix.store import define_sql
+from pix.store.db import Store
+
+CHANNEL = "definition"
+MAX_FILES = 3
+MAX_NAMES = 8
+MAX_ROWS = 200
+EMBEDDED = 1.0
+UNLIFTED_ROLES = frozenset({"docs"})
+
+_TOKEN = re.compile(r"[A-Za-z_$][\w$]*(?:(?:::|->|[.:#\\])[A-Za-z_$][\w$]*)*")
+_SEPARATOR = re.compile(r"::|->|[.:#\\]")
+_CODE_SHAPED = re.compile(r"[A-Za-z0-9]_|_[A-Za-z0-9]|[a-z0-9][A-Z]|[A-Z][a-z0-9]+[A-Z]")
+_BACKTICKED = re.compile(r"`([^`\n]+)`")
+_WORD = re.compile(r"[\w$]+")
+# A dotted name whose last part is one of these is a file, not a member (`config.toml`).
+_FILE_PARTS = frozenset(
+    """py pyi js jsx mjs cjs ts tsx go rs java kt kts c h cc cpp hpp cs rb php swift sh bash
+    zsh fish lua ex exs hs scala sc sbt zig ml mli jl sql md rst txt json yaml yml toml cfg
+    ini xml html css scss lock conf""".split()
+)
+# Words that ask for a definition without naming anything more about it.
+DEFINITION_WORDS = frozenset(
+    """define defined defines definition definitions declare declared declaration implement
+    implemented implements implementation implementations find locate show look up lookup
+    see get give me class classes struct structs type types function functions func fn fun
+    method methods def trait traits interface interfaces enum enums module modules const
+    constant constants variable var let macro macros protocol protocols record records object
+    hook exception error alias typedef signature body source code located lives live""".split()
+)
+
+
+@dataclass
+class Definition:
+    """A chunk that defines some of the query's names (at one path)."""
+
+    path: str
+    chunk_id: int
+    blob_sha: str
+    start_line: int
+    end_line: int
+    kind: str
+    symbol: str | None
+    language: str
+    names: set[str] = field(default_factory=set)
+
+
+def enabled(channels: list[str] | None, shape: str) -> bool:
+    """Asked for by name, or by default except for a whole issue report (its code names what
+    the reporter called; the issue route weighs those identifiers itself)."""
+    if channels is not None:
+        return CHANNEL in channels
+    return shape != "issue"
+
+
+def names_of(query: str) -> list[str]:
+    """The names a query spells out, first occurrence order, each once (at most MAX_NAMES)."""
+    text = query.strip()
+    found: list[str] = []
+    quoted = {span.strip().strip("()") for span in _BACKTICKED.findall(text)}
+    alone = _TOKEN.fullmatch(text.strip("`").removesuffix("()"))
+    for m in _TOKEN.finditer(text):
+        token = m.group(0)
+        parts = [p for p in _SEPARATOR.split(token) if p]
+        last = parts[-1]
+        if len(parts) > 1:
+            if last.lower() in _FILE_PARTS or len(last) < 2:
+                continue
+            name = last
+        elif _CODE_SHAPED.search(token) or token in quoted or alone:
+            name = token
+        else:
+            continue
+        if name not in found and not _secret(name):
+            found.append(name)
+    return found[:MAX_NAMES]
+
+
+def _secret(name: str) -> bool:
+    """A token the secret detector would mask (`ghp_...`): stored text never defines it, and
+    the explanation must not repeat it."""
+    return may_hold_secret(name) and mask(name, None).text != name
+
+
+def only_names(query: str, names: list[str]) -> bool:
+    """Whether the query is its names and words that ask for a definition, nothing more."""
+    rest = query
+    for m in sorted(_TOKEN.finditer(query), key=lambda m: -m.start()):
+        parts = [p for p in _SEPARATOR.split(m.group(0)) if p]
+        if parts[-1] in names:
+            rest = rest[: m.start()] + " " + rest[m.end() :]
+    words = [w.lower() for w in _WORD.findall(rest)]
+    return all(w in STOPWORDS or w in DEFINITION_WORDS for w in words)
+
+
+def find(
+    store: Store, snapshot_id: int, names: list[str], paths: list[str] | None
+) -> tuple[dict[tuple[str, int], Definition], list[dict]]:
+    """The chunks defining each name (never in docs; within `paths` if given), keyed by (path,
+    chunk id), and what each name found: matched, absent or common (more than MAX_FILES
+    files)."""
+    rows = store.conn.execute(
+        define_sql.DEFINING_CHUNKS,
+        {
+            "snapshot": snapshot_id,
+            "names": json.dumps(names),
+            "paths": json.dumps(paths) if paths is not None else None,
+            "unlifted": json.dumps(sorted(UNLIFTED_ROLES)),
+            "limit": MAX_ROWS,
+        },
+    ).fetchall()
+    files: dict[str, set[str]] = {name: set() for name in names}
+    for row in rows:
+        files[row[-1]].add(row[0])
+    reports, found = [], {}
+    for name in names:
+        held = len(files[name])
+        status = "absent" if not held else "common" if held > MAX_FILES else "matched"
+        reports.append({"name": name, "status": status, "files": held})
+    for path, chunk_id, sha, start, end, kind, symbol, language, name in rows:
+        if not 0 < len(files[name]) <= MAX_FILES:
+            continue
+        key = (path, chunk_id)
+        at = found.setdefault(
+            key, Definition(path, chunk_id, sha, start, end, kind, symbol, language)
+        )
+        at.names.add(name)
+    return found, reports
+
+
+def definition_weight(route: Route, priors: bool, alone: bool) -> float:
+    return lift.above_all(route.weights, priors) if alone else EMBEDDED
+
+
+def rank_definitions(
+    store: Store,
+    snapshot_id: int,
+    query: str,
+    route: Route,
+    hits: list[Hit],
+    paths: list[str] | None,
+    fusion: str,
+    priors: bool,
+) -> tuple[list[Hit], list[dict], float]:
+    """The definition step after fusion: the hits reordered, what each name found, and the
+    channel's weight (0 when nothing was lifted: a later step's ceiling counts it)."""
+    names = names_of(query)
+    if not names:
+        return hits, [], 0.0
+    found, reports = find(store, snapshot_id, names, paths)
+    if not found:
+        return hits, reports, 0.0
+    weight = definition_weight(route, priors, only_names(query, names))
+    share = lift.unit(weight, fusion)
+    entries = {
+        key: (
+            at,
+            {
+                "rank": 1,
+                "score": float(len(at.names)),
+                "weight": weight,
+                "contribution": share * len(at.names),
+                "names": sorted(at.names),
+            },
+        )
+        for key, at in found.items()
+    }
+    return lift.add_channel(hits, CHANNEL, entries, priors), reports, weight

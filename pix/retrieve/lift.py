@@ -1,0 +1,80 @@
+"""Steps after fusion that add a channel of their own (the phrase step, the definition step):
+the chunks they found gain that channel's contribution, chunks no other channel found join
+the list, and the list is ordered again the way the retrieval statement orders it.
+
+The weights that lift such chunks above every other are `above_all`: no score without the
+step's channel exceeds the ranking stage's ceiling (pix.retrieve.rank.ceiling: every
+channel's rank 1, the largest standing-out bonus and file evidence; DBSF scores are smaller),
+and no prior shrinks a score by more than the smallest factor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Protocol
+
+from pix.retrieve import rank
+from pix.retrieve.priors import ROLE_FACTORS, path_role
+from pix.retrieve.search import RRF_K, Hit
+
+
+class Located(Protocol):
+    """Where a found chunk sits: what a Hit needs when no other channel found the chunk."""
+
+    path: str
+    chunk_id: int
+    blob_sha: str
+    start_line: int
+    end_line: int
+    kind: str
+    symbol: str | None
+    language: str
+
+
+def above_all(weights: dict[str, float], priors: bool) -> float:
+    """A channel weight whose rank 1 outranks every chunk and file without it."""
+    floor = min(ROLE_FACTORS.values()) if priors else 1.0
+    return 1.0 + rank.ceiling(weights) / floor
+
+
+def unit(weight: float, fusion: str) -> float:
+    """What rank 1 of a channel of this weight contributes (RRF: w / (k + 1); DBSF: w)."""
+    return weight / (RRF_K + 1) if fusion == "rrf" else weight
+
+
+def add_channel(
+    hits: list[Hit],
+    name: str,
+    found: dict[tuple[str, int], tuple[Located, dict]],
+    priors: bool,
+) -> list[Hit]:
+    """`hits` with channel `name` added: `found` maps (path, chunk id) to the chunk and its
+    channel entry (rank, score, weight, contribution, and whatever the step explains)."""
+    if not found:
+        return hits
+    found = dict(found)  # popped below as hits claim their entry
+
+    def factor(role: str) -> float:
+        return ROLE_FACTORS[role] if priors else 1.0
+
+    out = []
+    for hit in hits:
+        entry = found.pop((hit.path, hit.chunk_id), None)
+        if entry is None:
+            out.append(hit)
+            continue
+        ch = entry[1]
+        fused = hit.fused + ch["contribution"]
+        channels = dict(sorted({**hit.channels, name: ch}.items()))
+        out.append(replace(hit, fused=fused, score=fused * factor(hit.role), channels=channels))
+    for at, ch in found.values():  # chunks no other channel found
+        role = path_role(at.path)
+        out.append(
+            Hit(
+                at.path, at.chunk_id, at.blob_sha, at.start_line, at.end_line, at.kind,
+                at.symbol, ch["contribution"] * factor(role), ch["contribution"], role,
+                at.language, {name: ch},
+            )
+        )  # fmt: skip
+    out.sort(key=lambda h: (-h.score, h.path, h.start_line, h.chunk_id))
+    return out

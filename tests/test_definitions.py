@@ -1,0 +1,207 @@
+"""Definitions (pix.retrieve.define): a name the query spells out puts the chunks that define
+it first when the query is only that name (and words asking for a definition), and adds
+evidence to them when the name sits inside a longer question.
+
+A real git repository in a temp folder, indexed with the real model; real SQLite and FTS5.
+The corpus is built so that without the step the defining file does NOT rank first in file
+mode: src/cache.py uses `CacheKey` in five functions (BM25, meaning and file evidence favour
+it) while src/cache_key.py only defines it. Each ranking test checks the ranking without the
+step too, which is what makes it able to fail.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+from conftest import new_repo, where
+
+from pix.index import index_repository
+from pix.query import QueryRequest, query
+from pix.retrieve import define
+from pix.retrieve.route import CHANNELS
+
+SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schema"
+RESPONSE = jsonschema.Draft202012Validator(
+    json.loads((SCHEMA_DIR / "query-response.v2.json").read_text(encoding="utf-8"))
+)
+WITHOUT = [*CHANNELS, "phrase"]  # every channel and step but the definition step
+
+CACHE_KEY = '''class CacheKey:
+    """Identifies one entry."""
+
+    def __init__(self, parts):
+        self.parts = tuple(parts)
+'''
+
+CACHE = '''from src.cache_key import CacheKey
+
+
+def cache_lookup(cache, recipe):
+    """Look a recipe up in the cache by its CacheKey; a missing cache key returns None."""
+    return cache.get(CacheKey([recipe.name, recipe.body]))
+
+
+def cache_store(cache, recipe, value):
+    """Store a value in the cache under the recipe's CacheKey (the cache key of its body)."""
+    cache[CacheKey([recipe.name, recipe.body])] = value
+
+
+def cache_evict(cache, recipe):
+    """Evict a recipe's cache entry: drop its CacheKey from the cache."""
+    cache.pop(CacheKey([recipe.name, recipe.body]), None)
+
+
+def cache_keys(cache):
+    """Every CacheKey in the cache, sorted by the cache key parts."""
+    return sorted(cache, key=lambda key: key.parts)
+
+
+def cache_size(cache):
+    """How many CacheKey entries the cache holds."""
+    return len(cache)
+'''
+
+DOCS = """# Caching
+
+A `CacheKey` identifies a cached recipe; the CacheKey class lives in the cache module.
+"""
+
+# `run` is defined in more than MAX_FILES files: a common name says nothing.
+FILES = {
+    "src/cache_key.py": CACHE_KEY,
+    "src/cache.py": CACHE,
+    "docs/caching.md": DOCS,
+    **{
+        f"src/step_{i}.py": f"def run(job):\n    return job.step_{i}()\n"
+        for i in range(define.MAX_FILES + 1)
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory, embedder) -> Path:
+    root = new_repo(tmp_path_factory.mktemp("define") / "repo", FILES)
+    index_repository(str(root), embedder=embedder)
+    return root
+
+
+def ask(repo: Path, text: str, **options) -> dict:
+    response = query(QueryRequest(text, **{"top": 10, "explain": True, **options}), cwd=str(repo))
+    errors = [e.message for e in RESPONSE.iter_errors(response)]
+    assert not errors, errors
+    return response
+
+
+def files(response: dict) -> list[str]:
+    return [where(r) for r in response["results"]]
+
+
+# -- what counts as a name ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("CacheKey", ["CacheKey"]),
+        ("Router", ["Router"]),  # the whole query: one identifier
+        ("parse_git_path", ["parse_git_path"]),
+        ("where is parse_git_path implemented", ["parse_git_path"]),
+        ("the CacheKey struct", ["CacheKey"]),
+        ("useState hook implementation", ["useState"]),
+        ("CHOOSER_CANCELLED_EXIT_STATUS", ["CHOOSER_CANCELLED_EXIT_STATUS"]),
+        ("Obj:stage_hunks", ["stage_hunks"]),  # a qualifier says where, the last part what
+        ("Sidekiq::Client", ["Client"]),
+        ("find the definition of the Oban.PerformError exception", ["PerformError"]),
+        ("ExitCode.validationFailure", ["validationFailure"]),
+        ("how is `jobs` filled", ["jobs"]),  # backticks make any identifier a name
+        ("how does the Router pick a route", []),  # an English word in a sentence is no name
+        ("how are retries delayed", []),
+        ("where is config.toml read", []),  # a file, not a member
+        ("ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8 leaked", []),  # a secret: never a name
+        ("", []),
+    ],
+)
+def test_names_of_a_query(text: str, names: list[str]) -> None:
+    assert define.names_of(text) == names
+
+
+def test_a_query_of_names_and_definition_words_only() -> None:
+    assert define.only_names("where is CacheKey defined?", ["CacheKey"])
+    assert define.only_names("the CacheKey struct", ["CacheKey"])
+    assert define.only_names("Sidekiq::Client", ["Client"])  # the qualifier goes with the name
+    assert not define.only_names("how does CacheKey hash its parts", ["CacheKey"])
+
+
+# -- ranking -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["CacheKey", "where is CacheKey defined", "find CacheKey"])
+def test_a_named_definition_ranks_its_file_first_which_it_does_not_without_the_step(repo, text):
+    without = ask(repo, text, mode="file", channels=WITHOUT)
+    assert files(without)[0] == "src/cache.py"  # the corpus makes the test able to fail
+    response = ask(repo, text, mode="file")
+    assert files(response)[0] == "src/cache_key.py"
+    assert "docs/caching.md" not in files(response)[:2]  # docs are never lifted
+    assert response["explain"]["definitions"] == [
+        {"name": "CacheKey", "status": "matched", "files": 1}
+    ]
+    lifted = response["results"][0]["explain"]["channels"]["definition"]
+    assert lifted["names"] == ["CacheKey"] and lifted["rank"] == 1
+    assert lifted["weight"] == pytest.approx(response["explain"]["weights"]["definition"])
+    assert lifted["weight"] > define.EMBEDDED  # above everything: the query is only the name
+
+
+def test_in_chunk_mode_the_defining_chunk_comes_first(repo):
+    top = ask(repo, "CacheKey")["results"][0]
+    assert (top["path"], top["symbol"]) == ("src/cache_key.py", "CacheKey")
+
+
+def test_a_name_inside_a_longer_question_adds_evidence_not_a_verdict(repo):
+    text = "how does CacheKey hash the parts of a recipe"
+    response = ask(repo, text, mode="file")
+    assert response["explain"]["weights"]["definition"] == define.EMBEDDED
+    by_file = {where(r): r["explain"]["channels"] for r in response["results"]}
+    assert by_file["src/cache_key.py"]["definition"]["contribution"] == pytest.approx(
+        define.EMBEDDED / 61, abs=1e-6
+    )
+    assert "definition" not in by_file["src/cache.py"]
+
+
+def test_a_name_defined_in_many_files_is_common_and_changes_nothing(repo):
+    response = ask(repo, "run", mode="file")
+    assert response["explain"]["definitions"] == [
+        {"name": "run", "status": "common", "files": define.MAX_FILES + 1}
+    ]
+    assert "definition" not in response["explain"]["weights"]
+    assert all("definition" not in r["explain"]["channels"] for r in response["results"])
+    assert response["results"] == ask(repo, "run", mode="file", channels=WITHOUT)["results"]
+
+
+def test_names_are_spelled_exactly(repo):
+    assert ask(repo, "Cachekey")["explain"]["definitions"] == [
+        {"name": "Cachekey", "status": "absent", "files": 0}
+    ]
+    assert ask(repo, "cachekey")["explain"]["definitions"] == [
+        {"name": "cachekey", "status": "absent", "files": 0}
+    ]
+
+
+def test_the_step_alone_finds_what_no_other_channel_ran_for(repo):
+    response = ask(repo, "CacheKey", channels=["definition"])
+    assert [(r["path"], r["symbol"]) for r in response["results"]] == [
+        ("src/cache_key.py", "CacheKey")
+    ]
+
+
+def test_a_path_filter_keeps_a_definition_out(repo):
+    response = ask(repo, "CacheKey", mode="file", ignore_paths=["src/cache_key.py"])
+    assert "src/cache_key.py" not in files(response)
+    assert response["explain"]["definitions"][0]["status"] == "absent"
+
+
+def test_the_same_question_gives_the_same_bytes(repo):
+    first = ask(repo, "where is CacheKey defined", mode="file")
+    assert json.dumps(first) == json.dumps(ask(repo, "where is CacheKey defined", mode="file"))
