@@ -165,9 +165,16 @@ def build_db(name: str, root: Path, run: Run, embed: bool, commits: list[str] | 
     todo = [sha for sha in commits or [None] if sha is None or sha not in indexed_commits(db)]
     if embed and commits and not todo:
         todo = commits[-1:]  # indexing any commit embeds every chunk still waiting
+    # A new cached database takes the vectors other indexers' databases of the corpus hold
+    # for the same inputs before the transformer runs (devcorpora.seed_vectors).
+    seed = embed and run.reuse and not db.exists()
     for sha in todo:
-        report = index_repository(str(root), str(db), at=sha, embed=embed)
+        report = index_repository(str(root), str(db), at=sha, embed=embed and not seed)
         chunks += report.chunks_added
+    if seed and todo:
+        seeded = devcorpora.seed_vectors(db, db.name)
+        log(f"  {name}: {seeded} chunks took the vectors of cached databases for their inputs")
+        index_repository(str(root), str(db), at=todo[-1], embed=True)
     if not todo:
         refresh_static_tier(db)
     tier = "embedded" if embed else "static tier, no transformer"
@@ -217,8 +224,20 @@ def rank_pix(engine: QueryEngine, query: str, at: str | None = None, **options) 
         engine.refine_top = top
 
 
-def systems(embed: bool, static_only: bool = False) -> dict[str, dict]:
-    return FULL if embed else STATIC if static_only else KEYWORD
+def systems(embed: bool, static_only: bool = False, issues: bool = False) -> dict[str, dict]:
+    """The systems of a table. An issue report skips the phrase and definition steps by
+    default (pix.retrieve.phrase.enabled, define.enabled), so its table asks what each adds
+    when asked for by name instead of what leaving it out costs."""
+    chosen = FULL if embed else STATIC if static_only else KEYWORD
+    if not issues:
+        return chosen
+    out = {}
+    for label, options in chosen.items():
+        if options in (NO_PHRASES, NO_DEFINITIONS):
+            step = PHRASE if options is NO_DEFINITIONS else DEFINITION
+            label = label.split(" without ")[0] + f" with the {step} step"
+        out[label] = options
+    return out
 
 
 # Every ranked list of the run, for --dump: {"id", "system", "gold", "ranked"} per query.
@@ -266,12 +285,13 @@ def failures_note(qs: list[dict], lists: list[list[str]], limit: int, label: str
 
 
 def pix_rankers(
-    engine: QueryEngine, embed: bool, at_of=None, static_only: bool = False
+    engine: QueryEngine, embed: bool, at_of=None, static_only: bool = False, issues: bool = False
 ) -> dict[str, Callable]:
     def make(options: dict) -> Callable[[dict], list[str]]:
         return lambda q: rank_pix(engine, q["query"], at=at_of(q) if at_of else None, **options)
 
-    return {label: make(options) for label, options in systems(embed, static_only).items()}
+    chosen = systems(embed, static_only, issues)
+    return {label: make(options) for label, options in chosen.items()}
 
 
 def commit_table(title: str, qs: list[dict], db: Path, root: Path, run: Run) -> Table:
@@ -365,6 +385,7 @@ def issueloc(names: list[str], run: Run) -> Iterator[Table]:
                 embed,
                 at_of=lambda q, at=indexed: at[q["base_commit"]],
                 static_only=run.static_only,
+                issues=True,
             ),
             BASELINE: bm25_rank,
         }

@@ -217,3 +217,46 @@ def database(name: str, variant: str = "") -> Path:
     folder = cache_dir() / "devdbs" / f"{model_key()}-{indexer_key()}{variant}"
     folder.mkdir(parents=True, exist_ok=True)
     return folder / f"{name}.db"
+
+
+# Every (embed key, transformer vector) of a database: inputs are keyed by what the model
+# reads, so an identical key is an identical vector whatever chunker cut the text.
+KNOWN_VECTORS = """
+SELECT c.embed_key, min(v.embedding) FROM chunk c JOIN chunk_vec v ON v.chunk_id = c.id
+GROUP BY c.embed_key
+"""
+# The chunks of a database that lack a transformer vector, with their embed keys.
+WITHOUT_VECTOR = """
+SELECT c.id, c.embed_key FROM chunk c
+WHERE NOT EXISTS (SELECT 1 FROM chunk_vec v WHERE v.chunk_id = c.id)
+"""
+
+
+def seed_vectors(db: Path, name: str) -> int:
+    """Give `db`'s chunks the transformer vectors that the same corpus's databases cached by
+    other indexers already hold for the same inputs (same model: the folder's model key), so
+    that a chunker change re-embeds only the texts it changed. One transaction; returns how
+    many chunks got a vector. What `pix index` would compute for them is exactly this: each
+    input is run alone, so its vector depends on its text only."""
+    from pix.store import open_store, sql
+
+    own = db.parent
+    others = sorted(
+        p / name
+        for p in own.parent.glob(f"{model_key()}-*")
+        if p != own and not p.name.endswith("-static") and (p / name).exists()
+    )
+    if not others:
+        return 0
+    known: dict[int, bytes] = {}
+    for other in others:
+        with open_store(str(other), create=False) as store:
+            for key, vector in store.conn.execute(KNOWN_VECTORS):
+                known.setdefault(key, vector)
+    with open_store(str(db), create=False) as store:
+        conn = store.conn
+        with store.write():
+            todo = [(cid, known[key]) for cid, key in conn.execute(WITHOUT_VECTOR) if key in known]
+            conn.executemany(sql.INSERT_VECTOR, todo)
+            conn.executemany(sql.DELETE_STATIC_VECTOR, ((cid,) for cid, _ in todo))
+    return len(todo)

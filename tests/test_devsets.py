@@ -210,3 +210,33 @@ def test_question_checks_catch_bad_rows() -> None:
     assert any("gold not at the pinned commit: ['src/gone.go']" in p for p in problems)
     assert any("0 gold files" in p for p in problems)
     assert any("kinds" in p for p in problems)
+
+
+def test_a_new_cached_database_takes_the_vectors_of_another_indexers(
+    tmp_path: Path, monkeypatch, embedder
+) -> None:
+    from tests.conftest import new_repo
+
+    from pix.index import index_repository
+    from pix.store import open_store
+
+    monkeypatch.setenv("PIX_BENCH_CACHE", str(tmp_path / "cache"))
+    repo = new_repo(
+        tmp_path / "repo",
+        {"a.py": "def alpha():\n    return 1\n", "b.py": "def beta(x):\n    return x * 2\n"},
+    )
+    model = devcorpora.model_key()
+    old = tmp_path / "cache" / "devdbs" / f"{model}-oldchunker" / "set.db"
+    new = tmp_path / "cache" / "devdbs" / f"{model}-newchunker" / "set.db"
+    for db in (old, new):
+        db.parent.mkdir(parents=True)
+    index_repository(str(repo), str(old), embedder=embedder)
+    index_repository(str(repo), str(new), embed=False)
+    vectors = "SELECT c.embed_key, v.embedding FROM chunk c JOIN chunk_vec v ON v.chunk_id = c.id"
+    with open_store(str(old), create=False) as store:
+        want = sorted(store.conn.execute(vectors).fetchall())
+    assert devcorpora.seed_vectors(new, "set.db") == len(want) == 2
+    with open_store(str(new), create=False) as store:
+        assert sorted(store.conn.execute(vectors).fetchall()) == want
+        assert store.conn.execute("SELECT count(*) FROM chunk_vec_static").fetchone() == (0,)
+    assert devcorpora.seed_vectors(new, "set.db") == 0  # nothing is left to seed
