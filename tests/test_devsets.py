@@ -215,10 +215,9 @@ def test_question_checks_catch_bad_rows() -> None:
 def test_a_new_cached_database_takes_the_vectors_of_another_indexers(
     tmp_path: Path, monkeypatch, embedder
 ) -> None:
-    from tests.conftest import new_repo
-
     from pix.index import index_repository
     from pix.store import open_store
+    from tests.conftest import new_repo
 
     monkeypatch.setenv("PIX_BENCH_CACHE", str(tmp_path / "cache"))
     repo = new_repo(
