@@ -366,6 +366,7 @@ def test_python_class_fits_in_one_chunk():
     session = unit(chunks, "Session")
     assert session.kind == "class"
     assert session.defines == ("Session", "__init__", "request", "close")
+    assert session.declares == ("retries",)  # pix.ingest.declarations
     # Leading comment and decorator belong to the class.
     assert session.text.startswith("# Sessions keep cookies.\n@dataclass\nclass Session:")
     assert unit(chunks, "helper").kind == "function"
@@ -376,7 +377,7 @@ def test_python_long_class_splits_into_methods():
     chunks = check_invariants(PY_SESSION, "session.py", max_chars=300, min_chars=0)
     header = by_symbol(chunks)["Session"][0]
     assert header.kind == "class"
-    assert header.defines == ("Session",)
+    assert (header.defines, header.declares) == (("Session",), ("retries",))
     assert header.text.startswith("# Sessions keep cookies.\n@dataclass\nclass Session:")
     assert header.context is None
     init = unit(chunks, "Session.__init__")
@@ -443,6 +444,7 @@ def test_merge_keeps_kind_and_symbol_of_larger_part():
     chunks = check_invariants(text, "m.py", max_chars=1000, min_chars=200)
     assert len(chunks) == 1
     assert (chunks[0].kind, chunks[0].symbol, chunks[0].defines) == ("function", "big", ("big",))
+    assert chunks[0].declares == ("X",)
 
 
 def test_go_units():
@@ -472,7 +474,7 @@ def test_typescript_units():
     for path in ("api.ts", "api.tsx"):
         chunks = check_invariants(TS, path, max_chars=70, min_chars=0)
         user = by_symbol(chunks)["User"][0]
-        assert user.kind == "class" and user.defines == ("User",)
+        assert user.kind == "class" and (user.defines, user.declares) == (("User",), ("id",))
         assert user.text.startswith("// A user record.\nexport interface User {")
         assert unit(chunks, "Id").kind == "class"
         fetch = by_symbol(chunks)["fetchUser"]

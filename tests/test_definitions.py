@@ -69,10 +69,29 @@ DOCS = """# Caching
 A `CacheKey` identifies a cached recipe; the CacheKey class lives in the cache module.
 """
 
+# A declared constant (pix.ingest.declarations): the definition step finds where it is
+# declared; the identifier channel matches definitions only.
+SETTINGS = (
+    '"""Settings: colours of the terminal theme, paths of the caches, log levels."""\n\n'
+    + "".join(f"THEME_COLOUR_{i} = {i}\n" for i in range(12))
+    + "DEFAULT_TIMEOUT = 30\nRETRIES = 3\n"
+)
+CLIENT = "from src.settings import DEFAULT_TIMEOUT\n" + "".join(
+    f'''
+
+def connect_{i}(host, timeout=DEFAULT_TIMEOUT):
+    """Connect within the default timeout (DEFAULT_TIMEOUT seconds) unless one is given."""
+    return host.open(timeout or DEFAULT_TIMEOUT)
+'''
+    for i in range(4)
+)
+
 # `run` is defined in more than MAX_FILES files: a common name says nothing.
 FILES = {
     "src/cache_key.py": CACHE_KEY,
     "src/cache.py": CACHE,
+    "src/settings.py": SETTINGS,
+    "src/client.py": CLIENT,
     "docs/caching.md": DOCS,
     **{
         f"src/step_{i}.py": f"def run(job):\n    return job.step_{i}()\n"
@@ -200,6 +219,19 @@ def test_a_path_filter_keeps_a_definition_out(repo):
     response = ask(repo, "CacheKey", mode="file", ignore_paths=["src/cache_key.py"])
     assert "src/cache_key.py" not in files(response)
     assert response["explain"]["definitions"][0]["status"] == "absent"
+
+
+def test_a_declared_constant_is_found_where_it_is_declared(repo):
+    text = "where is DEFAULT_TIMEOUT defined"
+    assert files(ask(repo, text, mode="file", channels=WITHOUT))[0] == "src/client.py"
+    response = ask(repo, text, mode="file")
+    assert files(response)[0] == "src/settings.py"
+    assert response["explain"]["definitions"] == [
+        {"name": "DEFAULT_TIMEOUT", "status": "matched", "files": 1}
+    ]
+    # The identifier channel knows definitions only: a declaration is no evidence for it.
+    alone = ask(repo, "DEFAULT_TIMEOUT", mode="file", channels=["ident"])
+    assert "src/settings.py" not in files(alone)
 
 
 def test_the_same_question_gives_the_same_bytes(repo):

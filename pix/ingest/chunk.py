@@ -18,6 +18,7 @@ from tree_sitter import Node
 
 from pix.ingest import definitions as defs
 from pix.ingest import treesitter as ts
+from pix.ingest.declarations import declared
 from pix.ingest.languages import language_for, language_for_path
 from pix.ingest.lines import CONTEXT_CHARS, Lines, Piece, merge
 from pix.ingest.paragraphs import block_pieces
@@ -37,6 +38,8 @@ class Chunk:
     context: str | None  # enclosing signature line(s) of a piece cut from a longer unit
     text: str  # exactly lines start_line..end_line, joined with '\n'
     defines: tuple[str, ...]  # names defined in this chunk, in order, deduplicated
+    # names it declares (constants, fields, ...: pix.ingest.declarations), not defined in it
+    declares: tuple[str, ...] = ()
 
 
 @dataclass
@@ -342,6 +345,7 @@ def chunk_file(text: str, path: str, max_chars: int = 1000, min_chars: int = 200
             context=p.context,
             text="\n".join(lines[p.start : p.end + 1]),
             defines=tuple(dict.fromkeys(p.defines)),
+            declares=tuple(p.declares),
         )
         for p in pieces
     ]
@@ -363,7 +367,20 @@ def _code_pieces(f: Lines, lang: str, text: str) -> list[Piece] | None:
     chunker = _CodeChunker(f, lang)
     if not _parsed_enough(tree.root_node, f.lines, chunker):
         return None
-    return merge(f, chunker.chunk(tree.root_node))
+    pieces = merge(f, chunker.chunk(tree.root_node))
+    _add_declared(pieces, declared(tree.root_node, lang))
+    return pieces
+
+
+def _add_declared(pieces: list[Piece], names: list[tuple[int, str]]) -> None:
+    """Each declared name (constants, fields, ...) joins the declares of the piece holding its
+    row, unless the piece defines it."""
+    starts = [p.start for p in pieces]
+    for row, name in names:
+        i = bisect.bisect_right(starts, row) - 1
+        if i >= 0 and row <= pieces[i].end and name not in pieces[i].defines:
+            if name not in pieces[i].declares:
+                pieces[i].declares.append(name)
 
 
 def _parsed_enough(root: Node, lines: list[str], chunker: _CodeChunker) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 WINDOW_LINES = 40
 WINDOW_OVERLAP = 5
@@ -25,6 +25,7 @@ class Piece:
     symbol: str | None
     context: str | None
     defines: list[str]
+    declares: list[str] = field(default_factory=list)  # pix.ingest.declarations
 
 
 class Lines:

@@ -291,7 +291,7 @@ TERM_DOCS = "SELECT term, doc FROM temp.pix_chunk_vocab WHERE term = ?"
 CHUNK_TOTAL = "SELECT max(id) FROM chunk"  # a cheap size of the index (chunk ids only grow)
 DEFINED = """
 SELECT DISTINCT term FROM symbol
-WHERE whole = 1 AND term IN (SELECT value FROM json_each(:terms))
+WHERE whole = 1 AND declared = 0 AND term IN (SELECT value FROM json_each(:terms))
 """
 
 

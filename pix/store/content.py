@@ -93,20 +93,27 @@ def _store_chunks(conn: apsw.Connection, blob_id: int, text: str, path: str) -> 
         )  # fmt: skip
         chunk_id = conn.last_insert_rowid()
         conn.execute(sql.INSERT_CHUNK_FTS, (chunk_id, ch.text, parts))
-        conn.executemany(sql.INSERT_SYMBOL, symbol_rows(chunk_id, ch.defines))
+        conn.executemany(sql.INSERT_SYMBOL, symbol_rows(chunk_id, ch.defines, ch.declares))
     return len(chunks)
 
 
-def symbol_rows(chunk_id: int, names: tuple[str, ...]) -> list[tuple[int | str | None, ...]]:
-    """One row per distinct term of the names: whole names first (they keep their spelling),
-    then the parts that are not also a whole name."""
-    terms: dict[str, str | None] = {}
-    for name in names:
-        terms.setdefault(name.lower(), name)
-    for name in names:
-        for part in split_identifier(name):
-            terms.setdefault(part, None)
-    return [(term, chunk_id, int(name is not None), name) for term, name in terms.items()]
+def symbol_rows(
+    chunk_id: int, names: tuple[str, ...], declares: tuple[str, ...] = ()
+) -> list[tuple[int | str | None, ...]]:
+    """One row per distinct term of the names the chunk defines and then of those it declares
+    (pix.ingest.declarations): whole names first (they keep their spelling), then the parts
+    that are not also a whole name. A term both defined and declared is a definition."""
+    terms: dict[str, tuple[str | None, int]] = {}
+    for flag, group in ((0, names), (1, declares)):
+        for name in group:
+            terms.setdefault(name.lower(), (name, flag))
+    for flag, group in ((0, names), (1, declares)):
+        for name in group:
+            for part in split_identifier(name):
+                terms.setdefault(part, (None, flag))
+    return [
+        (term, chunk_id, int(name is not None), name, flag) for term, (name, flag) in terms.items()
+    ]
 
 
 def remask_blob(conn: apsw.Connection, blob_id: int, language: str) -> int:

@@ -138,6 +138,7 @@ ident AS (
         WHERE :w_ident > 0
           AND s.term IN (SELECT value FROM json_each(:ident_terms))
           AND (s.whole = 1 OR s.term IN (SELECT value FROM json_each(:code_terms)))
+          AND s.declared = 0  -- definitions only (migrations/007_declared_names.sql)
           AND EXISTS (SELECT 1 FROM located l WHERE l.chunk_id = s.chunk_id)
         GROUP BY s.chunk_id
         ORDER BY score DESC, s.chunk_id

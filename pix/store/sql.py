@@ -20,7 +20,7 @@ INSERT INTO chunk(
 ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 INSERT_CHUNK_FTS = "INSERT INTO chunk_fts(rowid, text, parts) VALUES (?, ?, ?)"
-INSERT_SYMBOL = "INSERT INTO symbol(term, chunk_id, whole, name) VALUES (?, ?, ?, ?)"
+INSERT_SYMBOL = "INSERT INTO symbol(term, chunk_id, whole, name, declared) VALUES (?, ?, ?, ?, ?)"
 
 # --- re-masking a stored text (pix.store.content.remask_blob)
 BLOB_FOR_REMASK = """

@@ -1,0 +1,14 @@
+-- Names a file declares beside its functions and types (constants, module and class-level
+-- variables, fields, properties, enum members, macros: pix.ingest.declarations) are symbols
+-- too, flagged `declared = 1`. The definition step (pix.retrieve.define) finds both kinds,
+-- so `where is DEFAULT_TIMEOUT defined` finds its line; the identifier channel matches only
+-- definitions (declared = 0), since `const app = ...` in every module is no evidence of what
+-- a question is about. A term that a chunk both defines and declares is a definition.
+-- Databases written before keep their symbols; `pix index --rebuild` adds the declarations
+-- of blobs indexed earlier (indexing never chunks a known blob again).
+--
+--   -- where is a constant declared
+--   SELECT s.name, f.path, c.start_line FROM symbol s JOIN chunk c ON c.id = s.chunk_id
+--   JOIN blob b ON b.id = c.blob_id JOIN snapshot_file f ON f.blob_sha = b.sha
+--   WHERE s.term = 'default_timeout' AND s.whole = 1 AND s.declared = 1;
+ALTER TABLE symbol ADD COLUMN declared INTEGER NOT NULL DEFAULT 0;
