@@ -1,7 +1,8 @@
 """Path priors outside Python, end to end: a real repository indexed into real SQLite, asked
 in file mode. Build and package metadata, a C project's regress/ folder, benchmark folders, a
-.NET test project and a man page name the same words as the implementation; the implementation
-must come first, and --no-priors must give those files their plain scores back."""
+.NET test project, a man page and translation catalogs name the same words as the
+implementation; the implementation must come first, and --no-priors must give those files
+their plain scores back."""
 
 from __future__ import annotations
 
@@ -57,6 +58,14 @@ FILES = {
         ".Dd $Mdocdate$\n.Sh WEBSOCKET RECONNECT\nwebsocket reconnect backoff jitter\n"
         ".Pp\nwebsocket reconnect backoff jitter\n"
     ),
+    # Translation catalogs repeat every message, in every language.
+    "locale/fr/LC_MESSAGES/client.po": (
+        'msgid "websocket reconnect backoff jitter"\nmsgstr "websocket reconnect backoff jitter"\n'
+    ),
+    "web/locales/de.yml": (
+        "de:\n  reconnect: websocket reconnect backoff jitter\n"
+        "  jitter: websocket reconnect backoff jitter\n"
+    ),
 }
 ROLES = {
     "src/Client/Reconnect.cs": "source",
@@ -66,6 +75,8 @@ ROLES = {
     "regress/reconnect.sh": "test",
     "benchmarks/reconnect.cs": "test",
     "client.1": "docs",
+    "locale/fr/LC_MESSAGES/client.po": "docs",
+    "web/locales/de.yml": "docs",
     "bun.lock": "config",
     "eng/analyzers/Library.globalconfig": "config",
 }
@@ -80,7 +91,7 @@ def repo(tmp_path_factory):
 
 def ask(repo, priors: bool) -> list[dict]:
     request = QueryRequest(
-        WORDS, mode="file", top=10, explain=True, priors=priors, channels=["bm25"]
+        WORDS, mode="file", top=20, explain=True, priors=priors, channels=["bm25"]
     )
     return query(request, cwd=str(repo))["results"]
 
