@@ -234,6 +234,14 @@ def test_a_declared_constant_is_found_where_it_is_declared(repo):
     assert "src/settings.py" not in files(alone)
 
 
+def test_a_declared_name_inside_a_longer_question_is_no_evidence(repo):
+    response = ask(repo, "why does connect ignore DEFAULT_TIMEOUT when it is zero", mode="file")
+    assert response["explain"]["definitions"] == [
+        {"name": "DEFAULT_TIMEOUT", "status": "absent", "files": 0}
+    ]
+    assert all("definition" not in r["explain"]["channels"] for r in response["results"])
+
+
 def test_the_same_question_gives_the_same_bytes(repo):
     first = ask(repo, "where is CacheKey defined", mode="file")
     assert json.dumps(first) == json.dumps(ask(repo, "where is CacheKey defined", mode="file"))

@@ -9,7 +9,8 @@ or NULL); paths of the roles in :unlifted (a JSON array, `pix_path_role`) are le
 # Chunks of the snapshot defining one of :names (a JSON array), at each path holding them, at
 # most :limit rows. The term index finds the rows; the exact spelling is checked on `name`.
 DEFINING_CHUNKS = """
-SELECT f.path, c.id, b.sha, c.start_line, c.end_line, c.kind, c.symbol, b.language, s.name
+SELECT f.path, c.id, b.sha, c.start_line, c.end_line, c.kind, c.symbol, b.language, s.declared,
+       s.name
 FROM symbol s
 JOIN chunk c ON c.id = s.chunk_id
 JOIN blob b ON b.id = c.blob_id
