@@ -343,7 +343,7 @@ def retrieve(
         )
     if r.weights["dense"] > 0:
         static_searched = static if static_vector is not None else 0
-        warnings.extend(coverage_warning(chunks, embedded, static_searched, refined))
+        warnings.extend(refine.coverage_warning(chunks, embedded, static_searched, refined))
     hits = rescore(hits, request.fusion)
     reports: list[dict] = []
     names: list[dict] = []
@@ -358,44 +358,6 @@ def retrieve(
             store, snapshot.id, request.query, r, hits, paths, request.fusion, request.priors
         )
     return Retrieval(snapshot, hits, r, reports, names)
-
-
-def coverage_warning(chunks: int, embedded: int, static: int = 0, refined: int = 0) -> list[str]:
-    """What to say while embedding is unfinished (nothing when every chunk has a transformer
-    vector, or when there are no chunks: an empty repository waits for nothing). `static`:
-    the chunks the static tier searches meanwhile; `refined`: the question's candidates the
-    transformer read on the spot (pix/retrieve/refine.py)."""
-    if embedded >= chunks:
-        return []
-    share = min(max(round(100 * embedded / chunks), 1), 99) if embedded else 0
-    spot = (
-        f" (the transformer read {refined:,} of this question's best candidates on the spot)"
-        if refined
-        else ""
-    )
-    if static:
-        said = (
-            f"the transformer has embedded {share}% of chunks ({embedded:,} of {chunks:,}); "
-            f"meaning search uses the static tier for the other {static:,}{spot} until "
-            "`pix index` finishes embedding"
-        )
-    elif not embedded:
-        reach = (
-            f"covers only {refined:,} of this question's best candidates, which the "
-            "transformer read on the spot,"
-            if refined
-            else "is off"
-        )
-        said = (
-            f"no chunk is embedded yet; meaning-based search {reach} until `pix index` "
-            "finishes embedding"
-        )
-    else:
-        said = (
-            f"meaning-based search covers {share}% of chunks ({embedded:,} of {chunks:,} "
-            f"embedded){spot}; run `pix index` to finish embedding"
-        )
-    return [said]
 
 
 def run_query(

@@ -11,7 +11,7 @@ from conftest import GEOMETRY, GREETING, MAILER, TABLES, WEATHER, new_repo, pix
 
 from pix.index import embed_pending, index_repository
 from pix.progress import Progress
-from pix.query import coverage_warning
+from pix.retrieve.refine import coverage_warning
 from pix.store import open_store, sql
 
 

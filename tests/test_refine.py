@@ -14,8 +14,9 @@ from conftest import GEOMETRY, GREETING, MAILER, TABLES, WEATHER, new_repo, pix
 
 from pix.index import embed_pending, index_repository
 from pix.ingest import embed
-from pix.query import QueryEngine, QueryRequest, coverage_warning, retrieve
+from pix.query import QueryEngine, QueryRequest, retrieve
 from pix.retrieve import refine
+from pix.retrieve.refine import coverage_warning
 from pix.store import open_store
 
 FILES = {
