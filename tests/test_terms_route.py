@@ -27,7 +27,8 @@ from pix.retrieve.route import WEIGHTS, route, shape_of
     ],
 )
 def test_split_identifier(name, parts):
-    assert split_identifier(name) == parts
+    # A tuple: the result is cached, so callers must not be able to mutate it.
+    assert split_identifier(name) == tuple(parts)
 
 
 def test_identifier_parts_are_only_the_unseen_parts():
