@@ -419,3 +419,64 @@ INSTALLED VERSIONS: python 3.11, numpy 1.26.4
     assert "numpy 1.26.4" not in kept and "packages in environment" not in kept
     assert 'load_config("~/.app.toml")' in kept  # a long heading is about the bug
     assert "INSTALLED VERSIONS" not in kept
+
+
+# A file that writes <img> tags: every word of a pasted screenshot's tag is one of its words.
+THUMBNAILS = '''"""Product thumbnails for the shop's pages."""
+
+
+def thumbnail_tag(product, width=148):
+    """An <img> tag for a product's thumbnail: width, alt text and the png's src URL."""
+    src = f"https://images.example.com/{product.sku}.png"
+    return f'<img width="{width}" alt="{product.name}" src="{src}">'
+
+
+def gallery(products, width=148):
+    """Every product's <img> thumbnail, alt and src and width and png, for the gallery page."""
+    return "".join(thumbnail_tag(p, width) for p in products)
+'''
+
+SCREENSHOT = """Coupon discount of 100 percent gives a cart total of None
+Applying a coupon with a full discount leaves the cart total as None instead of zero.
+
+Result:
+<img width="148" alt="Screenshot 2020-05-30 at 23.43.01" src="https://user-images.githubusercontent.com/748828/83331159-4eab4a80.png">
+![image](https://user-images.githubusercontent.com/748828/83331160-4eab4a80.png)
+
+Expected: the cart total is 0 after a full coupon discount.
+"""
+
+
+@pytest.fixture(scope="module")
+def shop_with_thumbnails(tmp_path_factory, embedder):
+    root, db = indexed_repo(
+        tmp_path_factory.mktemp("thumbs"), {**FILES, "shop/thumbnails.py": THUMBNAILS}, embedder
+    )
+    engine = QueryEngine(db=str(db), cwd=str(root))
+    yield engine
+    engine.close()
+
+
+def test_a_pasted_screenshot_does_not_pull_in_the_file_that_writes_img_tags(shop_with_thumbnails):
+    with_step = files(ask(shop_with_thumbnails, SCREENSHOT, mode="file"))
+    saved = evidence.STEPS
+    evidence.STEPS = saved - {"images"}
+    try:
+        without = files(ask(shop_with_thumbnails, SCREENSHOT, mode="file"))
+    finally:
+        evidence.STEPS = saved
+    assert without.index("shop/thumbnails.py") < 3, without
+    assert "shop/thumbnails.py" not in with_step[:3], with_step
+    assert with_step[0] in ("shop/cart.py", "shop/coupons.py"), with_step
+
+
+def test_screenshots_leave_the_report_but_code_and_links_stay():
+    text = (
+        "Title line\n"
+        '<IMG src="a.png" alt="x">text ![shot](https://x.test/a.png) '
+        "[the docs](https://x.test/docs) `render_img()`\n"
+    )
+    cleaned = evidence.clean(text)
+    assert "png" not in cleaned and "shot" not in cleaned
+    assert "[the docs](https://x.test/docs)" in cleaned and "`render_img()`" in cleaned
+    assert cleaned.startswith("Title line\n")

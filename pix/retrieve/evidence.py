@@ -64,6 +64,12 @@ _CODE_SHAPED = re.compile(r"_|[a-z][A-Z]|[A-Z]{2}[a-z]")
 
 
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
+# A screenshot pasted into a report: an HTML <img> tag or a markdown image, with its alt text
+# ("スクリーンショット 2020-05-30") and attachment URL. Its words (img, width, alt, src, png,
+# githubusercontent) are HTML's, and BM25 matched them to the files that write <img> tags:
+# 13 of issueloc's 41 sphinx reports carry one, and for "The default value for positional
+# only argument has vanished" graphviz.py and a theme's layout.html came first.
+_IMAGE = re.compile(r"<img\b[^>]*>|!\[[^\]\n]*\]\([^)\s]*\)", re.I)
 # A heading: a markdown one, or a line that is only a bold phrase (`**Environment:**`). Read
 # line by line (a regular expression over the whole text backtracks quadratically on long
 # lines of spaces), never inside a code fence (`# pip freeze` there is a shell comment).
@@ -100,16 +106,19 @@ def _about_environment(heading: str) -> bool:
 
 def clean(query: str) -> str:
     """The issue as it reads on the page and as it speaks about the code: HTML comments (issue
-    templates' instructions, hidden when rendered) are no part of what the reporter wrote,
-    and a section about the reporter's environment (from its heading to the next heading
-    that is not about it) names no file of the repository. The first line (the title) stays."""
+    templates' instructions, hidden when rendered) are no part of what the reporter wrote, nor
+    are screenshots' tags, and a section about the reporter's environment (from its heading to
+    the next heading that is not about it) names no file of the repository. The first line
+    (the title) stays."""
     # An issue is read four times a query (evidence, BM25 terms, both embeddings).
-    return _clean(query, "environment" in STEPS)
+    return _clean(query, "environment" in STEPS, "images" in STEPS)
 
 
 @lru_cache(maxsize=16)
-def _clean(query: str, environment: bool) -> str:
+def _clean(query: str, environment: bool, images: bool = True) -> str:
     query = _COMMENT.sub(" ", query)
+    if images:
+        query = _IMAGE.sub(" ", query)
     if not environment:
         return query
     kept, dropping, fenced, first = [], False, False, True
@@ -512,7 +521,9 @@ def windows(query: str, size: int = WINDOW_CHARS) -> list[str]:
 
 # The steps an issue-shaped query takes; bench/issue_bench.py removes one at a time to measure
 # what each is worth. Nothing else changes this.
-STEPS = frozenset({"shape", "terms", "ident", "files", "kinds", "windows", "title", "environment"})
+STEPS = frozenset(
+    {"shape", "terms", "ident", "files", "kinds", "windows", "title", "environment", "images"}
+)
 # How much the title counts in an issue's meaning vectors, beside the mean of its windows (or,
 # for the static tier, of all its tokens): the title states the problem, the body's code,
 # tracebacks and prose blur it. On the 116 issueloc reports with the transformer, weights 0 /
