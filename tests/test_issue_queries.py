@@ -480,3 +480,24 @@ def test_screenshots_leave_the_report_but_code_and_links_stay():
     assert "png" not in cleaned and "shot" not in cleaned
     assert "[the docs](https://x.test/docs)" in cleaned and "`render_img()`" in cleaned
     assert cleaned.startswith("Title line\n")
+
+
+def test_a_link_gives_bm25_the_file_it_points_at_and_no_other_word(shop_with_thumbnails):
+    text = (
+        "Coupon discount of 100 percent gives a cart total of None\n"
+        "The rounding in https://github.com/acme/shop/blob/main/shop/pricing.py#L9 returns None;"
+        " compare https://images.example.com/gallery/sku-1 where totals are right.\n"
+    )
+    conn = shop_with_thumbnails.store.conn
+    title = evidence.title_of(text)
+    with_step = evidence.select_terms(conn, text, title, limit=40)
+    saved = evidence.STEPS
+    evidence.STEPS = saved - {"urls"}
+    try:
+        without = evidence.select_terms(conn, text, title, limit=40)
+    finally:
+        evidence.STEPS = saved
+    # thumbnails.py holds images.example.com: without the step the host's words are terms.
+    assert {"images", "example"} <= set(without), without
+    assert not {"images", "example", "github", "acme", "gallery"} & set(with_step), with_step
+    assert "pricing" in with_step and "rounding" in with_step, with_step

@@ -69,6 +69,18 @@ _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 # githubusercontent) are HTML's, and BM25 matched them to the files that write <img> tags:
 # 13 of issueloc's 41 sphinx reports carry one, and for "The default value for positional
 # only argument has vanished" graphviz.py and a theme's layout.html came first.
+# A link's words (github, com, blob, blank_template, a host's name) are rare in code, so they
+# won BM25 term slots of a third of issueloc's reports while naming nothing of the repository.
+_URL = re.compile(r"\bhttps?://[^\s)>\]]+", re.I)
+_URL_FILE = re.compile(r"/([\w.-]+\.[A-Za-z]{1,5})(?:[#?][^/]*)?$")
+
+
+def _url_file(m: re.Match) -> str:
+    """What a link says of the repository: the file it points at, if any (a blob URL)."""
+    f = _URL_FILE.search(m.group(0))
+    return f" {f.group(1)} " if f and not f.group(1).endswith((".html", ".htm", ".php")) else " "
+
+
 _IMAGE = re.compile(r"<img\b[^>]*>|!\[[^\]\n]*\]\([^)\s]*\)", re.I)
 # A heading: a markdown one, or a line that is only a bold phrase (`**Environment:**`). Read
 # line by line (a regular expression over the whole text backtracks quadratically on long
@@ -353,6 +365,8 @@ def select_terms(
     stats = term_stats(conn)
     total = max(stats.refresh(), 1)
     query = clean(query)
+    if "urls" in STEPS:
+        query = _URL.sub(_url_file, query)
     terms = query_terms(query)
     counts = Counter(t.lower() for t in re.findall(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+", query))
     title_terms = set(query_terms(title))
@@ -522,7 +536,18 @@ def windows(query: str, size: int = WINDOW_CHARS) -> list[str]:
 # The steps an issue-shaped query takes; bench/issue_bench.py removes one at a time to measure
 # what each is worth. Nothing else changes this.
 STEPS = frozenset(
-    {"shape", "terms", "ident", "files", "kinds", "windows", "title", "environment", "images"}
+    {
+        "shape",
+        "terms",
+        "ident",
+        "files",
+        "kinds",
+        "windows",
+        "title",
+        "environment",
+        "images",
+        "urls",
+    }
 )
 # How much the title counts in an issue's meaning vectors, beside the mean of its windows (or,
 # for the static tier, of all its tokens): the title states the problem, the body's code,
