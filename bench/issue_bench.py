@@ -1,7 +1,8 @@
 """Issue-shaped queries: what each step of pix/retrieve/evidence.py is worth, and how fast.
 
     python -m bench.issue_bench [--repos requests,flask,...] [--static-only] [--mirrors DIR]
-                                [--limits 12,24,48] [--latency N] [--no-quality]
+                                [--limits 12,24,48] [--weights JSON] [--only LABELS]
+                                [--latency N] [--no-quality]
 
 On the issueloc set (../shared/eval/issueloc/, each issue asked at its base commit, file mode,
 top 10) pix runs with every step, with none (the router's `question` shape, as before), and with
@@ -11,7 +12,10 @@ channel; `files`: the evidence channel of files the issue names; `kinds`: prose 
 configuration files demoted; `windows`: the transformer reads the issue in windows, which needs
 transformer vectors, so it changes nothing on a --static-only database; `environment`: sections
 about the reporter's machine, from an "Environment" or "System Information" heading to the
-next heading, are left out of everything the issue is searched by). `--limits` reruns the
+next heading, are left out of everything the issue is searched by; `title`: the title counts
+TITLE_WEIGHT times in the meaning vectors; `images`: pasted screenshots are left out; `urls`:
+a link gives BM25's term selection only the file it points at). `--only` runs the variants
+named (comma-separated labels). `--limits` reruns the
 full pipeline with other BM25 term caps, `--weights` with other weights of the issue route or
 other values of evidence.py's constants (a JSON list of changes: `[{"bm25": 1.5},
 {"COMMON_SHARE": 0.02}]`).
