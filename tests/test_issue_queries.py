@@ -4,6 +4,7 @@ traceback, asked of a real indexed repository."""
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -142,6 +143,17 @@ def ask(engine: QueryEngine, text: str, **options) -> dict:
     return engine.query(request)
 
 
+@contextmanager
+def without_step(step: str):
+    """evidence.py with one of its steps left out (what bench/issue_bench.py measures)."""
+    saved = evidence.STEPS
+    evidence.STEPS = saved - {step}
+    try:
+        yield
+    finally:
+        evidence.STEPS = saved
+
+
 def files(response: dict) -> list[str]:
     return [r["file"] for r in response["results"]]
 
@@ -262,12 +274,8 @@ def test_a_long_issue_is_embedded_in_windows_with_its_title_counted_twice_over(e
     assert "".join(parts) == text
     truncated = embedder.embed_batch([text])[0]  # the model reads the first 256 tokens only
     about_tail = embedder.embed_batch([tail * 3])[0]
-    saved = evidence.STEPS
-    evidence.STEPS = saved - {"title"}
-    try:
+    with without_step("title"):
         windowed = evidence.embed_query(embedder, text, "issue")[0]
-    finally:
-        evidence.STEPS = saved
     assert np.linalg.norm(windowed) == pytest.approx(1.0, abs=1e-5)
     # The windows reach the end of the report, which one pass of the model never reads.
     assert float(windowed @ about_tail) > float(truncated @ about_tail) + 0.05
@@ -380,12 +388,8 @@ def shop_with_about(tmp_path_factory, embedder):
 
 def test_an_environment_report_does_not_pull_in_the_file_that_prints_it(shop_with_about):
     with_step = files(ask(shop_with_about, REPORTED, mode="file"))
-    saved = evidence.STEPS
-    evidence.STEPS = saved - {"environment"}
-    try:
+    with without_step("environment"):
         without = files(ask(shop_with_about, REPORTED, mode="file"))
-    finally:
-        evidence.STEPS = saved
     assert without.index("shop/about.py") < without.index("shop/cart.py"), without
     assert with_step[0] in ("shop/cart.py", "shop/coupons.py"), with_step
     assert "shop/about.py" not in with_step[:3], with_step
@@ -459,12 +463,8 @@ def shop_with_thumbnails(tmp_path_factory, embedder):
 
 def test_a_pasted_screenshot_does_not_pull_in_the_file_that_writes_img_tags(shop_with_thumbnails):
     with_step = files(ask(shop_with_thumbnails, SCREENSHOT, mode="file"))
-    saved = evidence.STEPS
-    evidence.STEPS = saved - {"images"}
-    try:
+    with without_step("images"):
         without = files(ask(shop_with_thumbnails, SCREENSHOT, mode="file"))
-    finally:
-        evidence.STEPS = saved
     assert without.index("shop/thumbnails.py") < 3, without
     assert "shop/thumbnails.py" not in with_step[:3], with_step
     assert with_step[0] in ("shop/cart.py", "shop/coupons.py"), with_step
@@ -491,12 +491,8 @@ def test_a_link_gives_bm25_the_file_it_points_at_and_no_other_word(shop_with_thu
     conn = shop_with_thumbnails.store.conn
     title = evidence.title_of(text)
     with_step = evidence.select_terms(conn, text, title, limit=40)
-    saved = evidence.STEPS
-    evidence.STEPS = saved - {"urls"}
-    try:
+    with without_step("urls"):
         without = evidence.select_terms(conn, text, title, limit=40)
-    finally:
-        evidence.STEPS = saved
     # thumbnails.py holds images.example.com: without the step the host's words are terms.
     assert {"images", "example"} <= set(without), without
     assert not {"images", "example", "github", "acme", "gallery"} & set(with_step), with_step

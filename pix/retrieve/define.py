@@ -74,17 +74,9 @@ DEFINITION_WORDS = frozenset(
 
 
 @dataclass
-class Definition:
+class Definition(lift.Location):
     """A chunk that defines some of the query's names (at one path)."""
 
-    path: str
-    chunk_id: int
-    blob_sha: str
-    start_line: int
-    end_line: int
-    kind: str
-    symbol: str | None
-    language: str
     names: set[str] = field(default_factory=set)
 
 
@@ -201,18 +193,8 @@ def rank_definitions(
     if not found:
         return hits, reports, 0.0
     weight = definition_weight(route, priors, alone)
-    share = lift.unit(weight, fusion)
     entries = {
-        key: (
-            at,
-            {
-                "rank": 1,
-                "score": float(len(at.names)),
-                "weight": weight,
-                "contribution": share * len(at.names),
-                "names": sorted(at.names),
-            },
-        )
+        key: (at, lift.entry(weight, fusion, len(at.names), names=sorted(at.names)))
         for key, at in found.items()
     }
     return lift.add_channel(hits, CHANNEL, entries, priors), reports, weight

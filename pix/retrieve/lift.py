@@ -10,15 +10,15 @@ and no prior shrinks a score by more than the smallest factor.
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Protocol
+from dataclasses import dataclass, replace
 
 from pix.retrieve import rank
 from pix.retrieve.priors import ROLE_FACTORS, path_role
 from pix.retrieve.search import RRF_K, Hit
 
 
-class Located(Protocol):
+@dataclass
+class Location:
     """Where a found chunk sits: what a Hit needs when no other channel found the chunk."""
 
     path: str
@@ -42,10 +42,23 @@ def unit(weight: float, fusion: str) -> float:
     return weight / (RRF_K + 1) if fusion == "rrf" else weight
 
 
+def entry(weight: float, fusion: str, count: int, **explained) -> dict:
+    """A lifted chunk's channel entry: rank 1, scored by how many of the step's items (names,
+    phrases) it holds, each worth a rank 1 of `weight`; `explained` joins it."""
+    share = unit(weight, fusion)
+    return {
+        "rank": 1,
+        "score": float(count),
+        "weight": weight,
+        "contribution": share * count,
+        **explained,
+    }
+
+
 def add_channel(
     hits: list[Hit],
     name: str,
-    found: dict[tuple[str, int], tuple[Located, dict]],
+    found: dict[tuple[str, int], tuple[Location, dict]],
     priors: bool,
 ) -> list[Hit]:
     """`hits` with channel `name` added: `found` maps (path, chunk id) to the chunk and its

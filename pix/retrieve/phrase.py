@@ -87,17 +87,9 @@ class PhraseReport:
 
 
 @dataclass
-class Evidence:
+class Evidence(lift.Location):
     """The phrases one chunk (at one path) holds, and the chunk itself."""
 
-    path: str
-    chunk_id: int
-    blob_sha: str
-    start_line: int
-    end_line: int
-    kind: str
-    symbol: str | None
-    language: str
     phrases: set[int] = field(default_factory=set)
     line: int = 0  # the first line holding one of them
 
@@ -231,18 +223,16 @@ def apply(
     contribution (those the other channels missed join the list), and the list is ordered again
     the way the retrieval statement orders it (score, path, line, chunk)."""
     weight = phrase_weight(route, priors)
-    share = lift.unit(weight, fusion)
     found = {
         key: (
             ev,
-            {
-                "rank": 1,
-                "score": float(len(ev.phrases)),
-                "weight": weight,
-                "contribution": share * len(ev.phrases),
-                "phrases": [phrases[i].text for i in sorted(ev.phrases)],
-                "line": ev.line,
-            },
+            lift.entry(
+                weight,
+                fusion,
+                len(ev.phrases),
+                phrases=[phrases[i].text for i in sorted(ev.phrases)],
+                line=ev.line,
+            ),
         )
         for key, ev in evidence.items()
     }
