@@ -21,7 +21,9 @@ Tables (stdout; progress on stderr):
   from the 20 sets), the configurations taken in turns. Each of --depths adds a row of the
   server configuration asking each shard for that many candidates per channel instead of
   pix.retrieve.search.DEPTH (ShardSet depth: faster, and each shard ranks otherwise than
-  alone; the quality table says what it costs).
+  alone; the quality table says what it costs). "shards ranked": from PROBE_FACTOR x BREADTH
+  shards on, pix probes every shard and ranks the BREADTH of largest factor
+  (pix/shard_probe.py); one server row ranks them all, as pix did before.
 - quality: each repository's own commit set (--queries per set, the first N), asked of that
   repository alone (`QueryEngine.query`, as devbench does) and of all 20 (`query_shards`);
   MRR@10 / nDCG@10 where a result of another repository is a miss. One row per repository,
@@ -29,7 +31,8 @@ Tables (stdout; progress on stderr):
   the vocabulary gap; 0:0 is a plain merge of the shards' own scores; the default marked *).
   Each query's shard rankings are computed once and merged with every mix (pix.shards.merge
   is the function query_shards uses). Each of --depths adds a column pair: all 20 with the
-  default mix, each shard asked for that many candidates per channel.
+  default mix, each shard asked for that many candidates per channel. The last column pair is
+  `query_shards` as shipped: all 20 probed, the BREADTH of largest factor ranked.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from pix.index import index_repository
 from pix.mcp import WORKSPACE_FRESH_SECONDS
 from pix.query import QueryRequest
 from pix.retrieve.search import DEPTH
+from pix.shard_probe import BREADTH, PROBE_FACTOR
 from pix.shards import SHARD_BETA, SHARD_GAMMA, ShardSet, merge, query_shards, shard_ranking
 from pix.workspace import Shard, Workspace
 
@@ -119,13 +123,17 @@ def latency(
     step = max(1, len(pool) // n_queries)
     queries = pool[::step][:n_queries]
     server = (max(threads), WORKSPACE_FRESH_SECONDS)
-    configs = [(t, 0.0, DEPTH) for t in threads] + [(*server, DEPTH)]
-    configs += [(*server, d) for d in depths if d != DEPTH]
+    configs = [(t, 0.0, DEPTH, BREADTH) for t in threads] + [(*server, DEPTH, BREADTH)]
+    configs += [(*server, DEPTH, None)]  # every shard ranked: what pix did before the probe
+    configs += [(*server, d, BREADTH) for d in depths if d != DEPTH]
     rows = []
     for size in sizes:
         workspace = Workspace(None, tuple(shard for shard, _ in sets[:size]))
         chunks = 0
-        opened = {c: ShardSet(workspace, threads=c[0], fresh_for=c[1], depth=c[2]) for c in configs}
+        opened = {
+            c: ShardSet(workspace, threads=c[0], fresh_for=c[1], depth=c[2], breadth=c[3])
+            for c in configs
+        }
         for engine in next(iter(opened.values())).engines.values():
             chunks += engine.store.conn.execute("SELECT count(*) FROM chunk").fetchone()[0]
         for shards in opened.values():
@@ -150,13 +158,14 @@ def quality_rows(
     sets, per_set: int, betas: list[tuple[float, float]], depths: list[int]
 ) -> list[tuple]:
     workspace = Workspace(None, tuple(shard for shard, _ in sets))
-    shards = ShardSet(workspace, threads=2)
-    fewer = {d: ShardSet(workspace, threads=2, depth=d) for d in depths}
+    shards = ShardSet(workspace, threads=2, breadth=None)
+    probed = ShardSet(workspace, threads=2)  # pix as shipped: the best BREADTH ranked
+    fewer = {d: ShardSet(workspace, threads=2, depth=d, breadth=None) for d in depths}
     order = workspace.names()
     rows = []
     for shard, qs in sets:
         engine = shards.engines[shard.name]
-        alone, across = [], {b: [] for b in betas}
+        alone, across, chosen = [], {b: [] for b in betas}, []
         shallow: dict[int, list] = {d: [] for d in depths}
         t0 = time.perf_counter()
         for q in qs[:per_set]:
@@ -168,6 +177,8 @@ def quality_rows(
             for beta in betas:
                 merged = merge(answers, order, 10, *beta)
                 across[beta].append(([f"{n}/{h.path}" for n, h, _ in merged], gold))
+            answer = query_shards(probed, req)
+            chosen.append(([f"{r['repo']}/{r['file']}" for r in answer["results"]], gold))
             for d, few in fewer.items():
                 answers = few.map(workspace.shards, lambda e, req=req: shard_ranking(e, req))
                 merged = merge(answers, order, 10)
@@ -180,9 +191,12 @@ def quality_rows(
         for d in depths:
             m = metrics.evaluate(shallow[d])
             row += [m["mrr@10"], m["ndcg@10"]]
+        m = metrics.evaluate(chosen)
+        row += [m["mrr@10"], m["ndcg@10"]]
         rows.append(tuple(row))
         log(f"  quality: {shard.name} ({len(alone)} queries, {time.perf_counter() - t0:.0f} s)")
     shards.close()
+    probed.close()
     for few in fewer.values():
         few.close()
     return rows
@@ -219,13 +233,16 @@ def main(argv: list[str] | None = None) -> None:
         rows = latency(sets, args.latency, threads, sizes, depths)
         print(
             "| shards | chunks | threads | work tree checked | candidates per channel "
-            "| queries | median ms | p90 ms |"
+            "| shards ranked | queries | median ms | p90 ms |"
         )
-        print("|---:|---:|---:|---|---:|---:|---:|---:|")
-        for size, chunks, t, fresh, depth, n, med, p90 in rows:
+        print("|---:|---:|---:|---|---:|---|---:|---:|---:|")
+        for size, chunks, t, fresh, depth, breadth, n, med, p90 in rows:
             checked = "every query" if not fresh else f"every {fresh:g} s"
+            probed = breadth is not None and size >= PROBE_FACTOR * breadth
+            ranked = f"best {breadth} by probe" if probed else "all"
             print(
-                f"| {size} | {chunks:,} | {t} | {checked} | {depth} | {n} | {med:.1f} | {p90:.1f} |"
+                f"| {size} | {chunks:,} | {t} | {checked} | {depth} | {ranked} | {n} "
+                f"| {med:.1f} | {p90:.1f} |"
             )
         print()
     if not args.no_quality:
@@ -238,8 +255,9 @@ def main(argv: list[str] | None = None) -> None:
             for b, g in betas
         )
         head += "".join(f" all 20 depth {d} MRR@10 | nDCG@10 |" for d in depths)
+        head += f" all 20, best {BREADTH} ranked by probe MRR@10 | nDCG@10 |"
         print(head)
-        print("|---|---:|" + "---:|" * (2 + 2 * len(betas) + 2 * len(depths)))
+        print("|---|---:|" + "---:|" * (4 + 2 * len(betas) + 2 * len(depths)))
         for row in rows:
             print(f"| {row[0]} | {row[1]} | " + " | ".join(f"{v:.3f}" for v in row[2:]) + " |")
         means = [statistics.fmean(r[i] for r in rows) for i in range(2, len(rows[0]))]

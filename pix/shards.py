@@ -22,10 +22,13 @@ that names one repository's subject ("pane", "DataArray", "lint") pulls that rep
 SHARD_BETA and SHARD_GAMMA were chosen on the 20 development repositories
 (bench/shards_bench.py).
 
-The query is embedded once for every shard (one model, shared; the vector is kept per text),
-and the shards are searched concurrently (SQLite and onnxruntime release the GIL). A shard
-that is missing, damaged, not a pix database or built with another model is named in
-`warnings` and the others answer; when none can, the first shard's error is raised.
+In a workspace of at least 16 shards only the 8 of largest factor are ranked (and any shard
+where a name the query spells is defined, or its phrase is held verbatim): a probe reads each
+shard's factor without ranking it (pix/shard_probe.py). The query is embedded once for every
+shard (one model, shared; the vector is kept per text), and the shards are searched
+concurrently (SQLite and onnxruntime release the GIL). A shard that is missing, damaged, not a
+pix database or built with another model is named in `warnings` and the others answer; when
+none can, the first shard's error is raised.
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ from pix.query import (
 )
 from pix.retrieve.rank import by_file
 from pix.retrieve.search import RRF_K, Hit, fts_query
+from pix.shard_probe import BREADTH, PROBE_FACTOR, ShardProbe, probe, probes_apply, to_rank
 from pix.snapshot import Snapshot, changed_files, select_snapshot
 from pix.workspace import Shard, Workspace
 
@@ -128,6 +132,7 @@ class ShardSet:
         threads: int = THREADS,
         fresh_for: float = 0.0,
         depth: int | None = None,
+        breadth: int | None = BREADTH,
     ) -> None:
         """`fresh_for`: seconds a shard's work-tree check (which files changed since its
         snapshot: a `git ls-files` and a stat per file, 5-15 ms a repository) is trusted
@@ -139,6 +144,7 @@ class ShardSet:
         self.threads = threads
         self.fresh_for = fresh_for
         self.depth = depth
+        self.breadth = breadth
         self._checked: dict[str, tuple[float, list[str]]] = {}
         self.embedder = OnceEmbedder(_load_embedder)
         self.static = OnceEmbedder(_load_static)
@@ -197,6 +203,31 @@ class ShardSet:
             engine.close()
         self.engines.clear()
 
+    def choose(
+        self, selected: list[Shard], request: QueryRequest, auto_refresh: bool
+    ) -> tuple[list[Shard], dict[str, ShardProbe] | None]:
+        """The shards to rank, and every selected shard's probe: the `breadth` of largest
+        factor when a probe can stand for each one's ranking (pix/shard_probe.py), else all
+        of them and no probes. A shard a server would re-index first is not probed."""
+        # A probe costs about a third of a ranking: it pays when it leaves out half the shards.
+        if self.breadth is None or len(selected) < PROBE_FACTOR * self.breadth:
+            return selected, None
+        if not probes_apply(request):
+            return selected, None
+
+        def one(engine: QueryEngine) -> ShardProbe | None:
+            known = self.changes(engine, request)
+            if auto_refresh and (known is None or known):
+                return None
+            return probe(engine, request, term_frequencies)
+
+        probes = self.map(selected, one)
+        if any(not isinstance(p, ShardProbe) for p in probes.values()):
+            return selected, None
+        factors = {name: f for name, (f, _, _) in shard_factors(probes).items()}
+        keep = to_rank(probes, factors, [s.name for s in selected], self.breadth)
+        return [s for s in selected if s.name in keep], probes
+
     def rank(
         self,
         selected: list[Shard],
@@ -204,16 +235,27 @@ class ShardSet:
         auto_refresh: bool,
         warnings: list[str],
         file_mode: bool | None = None,
+        probes: dict[str, ShardProbe] | None = None,
     ) -> dict[str, ShardAnswer]:
         """Each selected shard's own ranking (what `pix query` ranks on that repository
         alone), concurrently: name -> its answer. A shard that cannot answer is named in
         `warnings`; if none can, the first one's error is raised. A shard re-indexed on the
-        way has its work tree checked again next time."""
+        way has its work tree checked again next time. `probes`: their term counts are kept."""
+        counted = {
+            id(self.engines[name]): p.df
+            for name, p in (probes or {}).items()
+            if name in self.engines
+        }
         raw = self.map(
             selected,
             lambda engine: shard_ranking(
-                engine, request, auto_refresh, file_mode, known=self.changes(engine, request)
-            ),
+                engine,
+                request,
+                auto_refresh,
+                file_mode,
+                known=self.changes(engine, request),
+                df=counted.get(id(engine)),
+            ),  # fmt: skip
         )
         raise_if_none(raw, selected)
         answers: dict[str, ShardAnswer] = {}
@@ -280,6 +322,7 @@ def shard_ranking(
     auto_refresh: bool = False,
     file_mode: bool | None = None,
     known: list[str] | None = None,
+    df: dict[str, int] | None = None,
 ) -> ShardAnswer:
     """What `pix query` ranks for this shard alone (chunks, or files), with its best
     meaning cosines for the cross-shard merge. `known`: its work-tree changes, if the
@@ -295,7 +338,8 @@ def shard_ranking(
     with engine.store.read():
         found = engine.answer(lambda: retrieve(engine, request, warnings, changed))
         chunks = engine.snapshot_counts(found.snapshot.id)[0]
-        df = term_frequencies(engine, request.query)
+        if df is None:  # a probe of the same state counted them (pix/shard_probe.py)
+            df = term_frequencies(engine, request.query)
     meaning: dict[str, float] = {}
     for hit in found.hits:
         for name in MEANING:
@@ -323,7 +367,7 @@ def term_frequencies(engine: QueryEngine, query: str) -> dict[str, int]:
     return out
 
 
-def coverage(answers: dict[str, ShardAnswer]) -> dict[str, float]:
+def coverage(answers: dict[str, ShardAnswer] | dict[str, ShardProbe]) -> dict[str, float]:
     """name -> the share of the query's information its vocabulary holds: each term weighs
     its idf over the whole workspace, and counts for a shard by how much of it the shard holds
     (1 - exp(-df / DF_HALF)), so a term that names one repository's subject weighs most."""
@@ -344,11 +388,14 @@ DF_HALF = 1.0  # chunks holding a term for a shard to count as holding it (63%)
 
 
 def shard_factors(
-    answers: dict[str, ShardAnswer], beta: float = SHARD_BETA, gamma: float = SHARD_GAMMA
+    answers: dict[str, ShardAnswer] | dict[str, ShardProbe],
+    beta: float = SHARD_BETA,
+    gamma: float = SHARD_GAMMA,
 ) -> dict[str, tuple[float, str | None, float | None]]:
     """name -> (factor, channel, cosine): each shard's list is scaled by how far its nearest
     chunk is from the best shard's, in the meaning space they all share, and by how much less
-    of the query's vocabulary it holds than the best shard."""
+    of the query's vocabulary it holds than the best shard. From the shards' answers, or from
+    their probes (the same signals, pix/shard_probe.py)."""
     cover = coverage(answers) if gamma else {name: 0.0 for name in answers}
     top_cover = max(cover.values(), default=0.0)
     gap = {name: gamma * (cover[name] - top_cover) for name in answers}
@@ -372,10 +419,12 @@ def merge(
     top: int,
     beta: float = SHARD_BETA,
     gamma: float = SHARD_GAMMA,
+    probes: dict[str, ShardProbe] | None = None,
 ) -> list[tuple[str, Hit, float]]:
     """The best `top` of all shards' lists by merged score (then workspace order, then each
-    shard's own order): (shard, hit, factor)."""
-    factors = shard_factors(answers, beta, gamma)
+    shard's own order): (shard, hit, factor). `probes`: every selected shard's, when only
+    some were ranked (their factors are then those of all the shards asked)."""
+    factors = shard_factors(probes or answers, beta, gamma)
     place = {name: i for i, name in enumerate(order)}
     pooled = [
         (hit.score * factors[name][0], place[name], i, name, hit)
@@ -403,8 +452,9 @@ def query_shards(
     request = replace(request)
     warnings = check_request(request, workspace=True)
     selected = shards.select(repos if repos is not None else request.repos)
-    answers = shards.rank(selected, request, auto_refresh, warnings)
-    chosen = merge(answers, [s.name for s in selected], request.top, beta)
+    ranked, probes = shards.choose(selected, request, auto_refresh)
+    answers = shards.rank(ranked, request, auto_refresh, warnings, probes=probes)
+    chosen = merge(answers, [s.name for s in selected], request.top, beta, probes=probes)
     top_score = chosen[0][1].score if chosen else 0.0
     results: list[Result] = []
     files: dict[tuple[str, str, str], object] = {}
@@ -424,8 +474,8 @@ def query_shards(
             shown = files[(res.repo, res.blob, res.path)]
             redactions.add(f"{res.repo}/{res.blob}", shown.secrets_in(*lines), shown)
     warn_unrevealed(((f"{r}: {p}", f) for (r, _, p), f in files.items()), reveal, warnings)
-    factors = shard_factors(answers, beta)
-    cover = coverage(answers)
+    factors = shard_factors(probes or answers, beta)
+    cover = coverage(probes or answers)
     projected = []
     for res, (name, _, factor) in zip(results, chosen, strict=False):
         out = {"repo": name, **project(res, request, answers[name].snapshot)}
@@ -449,16 +499,9 @@ def query_shards(
         "omitted": {"top": total - len(chosen), "budget": budget_cut},
         "warnings": warnings,
         "redactionSummary": redactions.summary(),
-        "repos": [
-            {
-                "name": name,
-                "snapshot": answer.snapshot.describe(),
-                "candidates": answer.candidates,
-                "results": sum(1 for n, _, _ in chosen[: len(results)] if n == name),
-                "factor": round(factors[name][0], 6),
-            }
-            for name, answer in answers.items()
-        ],
+        "repos": repos_listing(
+            selected, answers, probes, factors, chosen[: len(results)], {s.name for s in ranked}
+        ),
     }
     if request.mode == "file":
         cut = chosen[len(results) :]
@@ -482,6 +525,39 @@ def query_shards(
             "shardGamma": SHARD_GAMMA,
         }
     return response
+
+
+def repos_listing(
+    selected: list[Shard],
+    answers: dict[str, ShardAnswer],
+    probes: dict[str, ShardProbe] | None,
+    factors: dict[str, tuple],
+    shown: list[tuple[str, Hit, float]],
+    asked: set[str],
+) -> list[dict]:
+    """What each shard answered from, in the workspace's order: the ranked ones, and those
+    whose probe kept them from the ranking (`ranked: false`, no candidates). `asked`: the
+    shards ranked (one that failed is named in warnings instead)."""
+    out = []
+    for shard in selected:
+        name = shard.name
+        if name in answers:
+            snapshot, candidates = answers[name].snapshot, answers[name].candidates
+        elif probes is not None and name in probes and name not in asked:
+            snapshot, candidates = probes[name].snapshot, 0
+        else:
+            continue  # it did not answer: named in warnings
+        out.append(
+            {
+                "name": name,
+                "snapshot": snapshot.describe(),
+                "candidates": candidates,
+                "results": sum(1 for n, _, _ in shown if n == name),
+                "factor": round(factors[name][0], 6),
+                "ranked": name in answers,
+            }
+        )
+    return out
 
 
 def query_workspace(

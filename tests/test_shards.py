@@ -18,7 +18,8 @@ from mcp import Client, StdioServerParameters
 from pix.index import index_repository
 from pix.query import QueryEngine, QueryRequest
 from pix.schemas import bundled
-from pix.shards import ShardSet, query_shards
+from pix.shard_probe import probe, probes_apply
+from pix.shards import ShardSet, query_shards, shard_ranking, term_frequencies
 from pix.store import open_store
 from pix.workspace import load_workspace
 
@@ -309,3 +310,94 @@ def test_a_warm_engine_sees_counts_change_when_another_connection_indexes(tmp_pa
         assert not any("embedded" in w for w in engine.query(request)["warnings"])
     finally:
         engine.close()
+
+
+def test_a_probe_ranks_only_the_shards_of_largest_factor(workspace):
+    """ShardSet breadth: past it, every shard is probed (nearest cosine, term counts) and only
+    the shards of largest factor are ranked; the others are listed unranked, and the answer's
+    top and every factor are those of ranking them all."""
+    ws = load_workspace(workspace)
+    every, probed = ShardSet(ws, breadth=None), ShardSet(ws, breadth=1)
+    try:
+        request = QueryRequest(query=RAIN, mode="file", top=3, no_content=True)
+        full, few = query_shards(every, request), query_shards(probed, request)
+        assert valid(few, "query-response.v2.json") == []
+        assert {r["repo"] for r in few["results"]} == {"weather"}
+        assert few["results"][0] == full["results"][0]
+        listed = {r["name"]: r for r in few["repos"]}
+        assert [r["name"] for r in few["repos"]] == list(REPOS)
+        assert listed["weather"]["ranked"] and listed["weather"]["candidates"] > 0
+        for name in ("tables", "shapes"):
+            assert not listed[name]["ranked"] and listed[name]["candidates"] == 0
+        assert {r["name"]: r["factor"] for r in few["repos"]} == {
+            r["name"]: r["factor"] for r in full["repos"]
+        }
+        assert all(r["ranked"] for r in full["repos"])
+    finally:
+        every.close()
+        probed.close()
+
+
+def test_a_probe_reads_what_the_ranking_reads(workspace):
+    """The probe's nearest cosines and term counts are the ranking's own, to the bit, cold (vec0's
+    scan) and warm (the engine's matrices)."""
+    ws = load_workspace(workspace)
+    shards = ShardSet(ws)
+    try:
+        queries = [RAIN, "render rows as a table", "collapse whitespace", "area of a circle"]
+        for _ in range(3):  # the third round runs on warm engines (knn.WARM_AFTER scans)
+            for query in queries:
+                request = QueryRequest(query=query, mode="file", top=10, no_content=True)
+                for engine in shards.engines.values():
+                    seen = probe(engine, request, term_frequencies)
+                    answer = shard_ranking(engine, request)
+                    assert seen.meaning and seen.meaning == answer.meaning, query
+                    assert (seen.df, seen.chunks) == (answer.df, answer.chunks)
+        assert any(e.warm.loaded for e in shards.engines.values())
+    finally:
+        shards.close()
+
+
+def test_shards_a_name_or_phrase_lifts_in_are_ranked_whatever_their_factor(workspace):
+    """The definition and phrase steps lift a chunk above every score: a shard that defines the
+    query's name, or holds its phrase verbatim, is ranked past the breadth; a path filter or a
+    commit leaves no probe to stand for the ranking, so every shard is."""
+    ws = load_workspace(workspace)
+    shards = ShardSet(ws, breadth=1)
+
+    def ranked(**options) -> set[str]:
+        request = QueryRequest(mode="file", top=5, no_content=True, **options)
+        return {r["name"] for r in query_shards(shards, request)["repos"] if r["ranked"]}
+
+    try:
+        assert ranked(query=RAIN) == {"weather"}
+        # common/strings.py of weather and tables defines it; shapes does not.
+        assert ranked(query="normalise_whitespace") == {"weather", "tables"}
+        assert ranked(query="Collapse runs of spaces and tabs into one space") == {
+            "weather",
+            "tables",
+        }
+        assert ranked(query=RAIN, only_paths=["src/**"]) == set(REPOS)
+        assert not probes_apply(QueryRequest(query=RAIN, only_paths=["src/**"]))
+        assert not probes_apply(QueryRequest(query=RAIN, at="HEAD"))
+        assert probes_apply(QueryRequest(query=RAIN))
+    finally:
+        shards.close()
+
+
+def test_a_shard_that_cannot_be_probed_leaves_every_shard_ranked(workspace, tmp_path):
+    """A missing shard has no probe: the workspace is ranked as before, and the missing one is
+    named in warnings, never listed as unranked."""
+    ws = copy_workspace(workspace, tmp_path)
+    with (ws / "pix.toml").open("a") as fh:
+        fh.write('[[repo]]\nname = "gone"\ndb = "nowhere/.pix.db"\n')
+    shards = ShardSet(load_workspace(ws), breadth=1)
+    try:
+        answer = query_shards(shards, QueryRequest(query=RAIN, mode="file", no_content=True))
+        assert valid(answer, "query-response.v2.json") == []
+        assert [(r["name"], r["ranked"]) for r in answer["repos"]] == [
+            (name, True) for name in REPOS
+        ]
+        assert any("repository gone did not answer" in w for w in answer["warnings"])
+    finally:
+        shards.close()

@@ -1,0 +1,123 @@
+"""Which shards of a workspace to rank for a question (issue 13): a probe of every shard that
+reads only what the cross-shard merge compares, the nearest chunk's cosine in each meaning
+channel and the question's term counts, so that only the shards whose lists can reach the
+merged top are ranked.
+
+A shard's merged scores are its own scores times its factor (pix/shards.py), and its factor
+depends on nothing but these two signals. On the 20 development repositories the merged top
+10 came from the BREADTH shards of largest factor: ranking those 8 gave the same MRR@10 and
+nDCG@10 as ranking all 20 (bench/shards_bench.py), in about half the time.
+
+The probe must read what the ranking would read, to the bit: it probes only where the
+ranking's candidates are the whole database's (no path filter, no --at, one snapshot's
+chunks), with the same query vectors and the same scans (pix/retrieve/knn.py's rows are
+vec0's), and it ranks every shard where the definition or phrase step lifts a chunk above all scores
+(a name it defines, a phrase it holds verbatim), whatever its factor. Where a probe cannot
+stand for the ranking, every shard is ranked, as before.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pix.ingest.embed import quantize
+from pix.query import QueryEngine, QueryRequest
+from pix.retrieve import define, phrase
+from pix.retrieve.evidence import embed_query, embed_static
+from pix.retrieve.route import route
+from pix.snapshot import Snapshot, select_snapshot
+from pix.store import search_sql
+
+BREADTH = 8  # shards ranked per question when the probe can choose them
+PROBE_FACTOR = 2  # probe only workspaces of at least this many times BREADTH shards
+
+
+@dataclass
+class ShardProbe:
+    """What the cross-shard merge compares, read without ranking the shard."""
+
+    snapshot: Snapshot
+    meaning: dict[str, float]  # meaning channel -> the cosine of its nearest chunk
+    chunks: int  # in its snapshot
+    df: dict[str, int] = field(default_factory=dict)  # query term -> chunks holding it
+    lifts: bool = False  # the definition or phrase step lifts one of its chunks
+
+
+def probes_apply(request: QueryRequest) -> bool:
+    """Whether a probe can stand for this request's ranking: the whole snapshot searched (no
+    path filter, the work tree's snapshot)."""
+    return not (
+        request.at is not None or request.refresh or request.only_paths or request.ignore_paths
+    )
+
+
+def _lifts(store, snapshot_id: int, request: QueryRequest, shape: str) -> bool:
+    """Whether the definition or the phrase step would lift a chunk of this shard above every
+    score (a name it defines, a phrase it holds verbatim): such a shard is always ranked."""
+    query, channels = request.query, request.channels
+    if define.enabled(channels, shape):
+        names = define.names_of(query)
+        alone = bool(names) and define.only_names(query, names)
+        if names and define.find(store, snapshot_id, names, None, declared=alone)[0]:
+            return True
+    if phrase.enabled(channels, shape):
+        phrases = phrase.phrases_of(query)
+        if phrases and phrase.find(store, snapshot_id, phrases, None)[0]:
+            return True
+    return False
+
+
+def probe(engine: QueryEngine, request: QueryRequest, df) -> ShardProbe | None:
+    """The shard's probe, or None when its candidates are not the whole database's (it keeps
+    other snapshots' chunks): then only ranking it tells. `df`: pix.shards.term_frequencies.
+    Call it outside a read; it takes its own."""
+    store = engine.store
+    with store.read():
+        snapshot = select_snapshot(store, engine.target, None)
+        if not engine.whole_scope(snapshot.id):
+            return None
+        chunks, embedded, static = engine.snapshot_counts(snapshot.id)
+        r = route(request.query, request.channels)
+        queries: dict[str, np.ndarray | None] = {"dense": None, "static": None}
+        if r.weights["dense"] > 0 and embedded:
+            queries["dense"] = quantize(embed_query(engine.embedder(), request.query, r.shape))[0]
+        if r.weights["static"] > 0 and static and engine.static_current():
+            embedder = engine.static_embedder()
+            queries["static"] = quantize(embed_static(embedder, request.query, r.shape))[0]
+        # A vector of zeros (no known token) turns its channel off, as in pix.query.retrieve.
+        queries = {k: v for k, v in queries.items() if v is not None and v.any()}
+        meaning = _nearest(engine, queries)
+        lifts = _lifts(store, snapshot.id, request, r.shape)
+        return ShardProbe(snapshot, meaning, chunks, df(engine, request.query), lifts)
+
+
+def _nearest(engine: QueryEngine, queries: dict[str, np.ndarray]) -> dict[str, float]:
+    """Each channel's best cosine as its candidates score it (1 - distance): from the warm
+    engine's matrices when it has them (the same rows), else from vec0's scan."""
+    conn = engine.store.conn
+    data_version = conn.execute("PRAGMA data_version").fetchone()[0]
+    version = (id(engine.store), data_version, conn.total_changes())
+    near = engine.warm.candidates(conn, version, dict(queries), 1) if queries else None
+    meaning = {}
+    for channel, vector in queries.items():
+        if near is not None:
+            rows = json.loads(near[channel])
+        else:
+            scan = search_sql.DENSE_SCAN if channel == "dense" else search_sql.STATIC_SCAN
+            rows = conn.execute(scan, (vector.astype(np.int8).tobytes(), 1)).fetchall()
+        if rows and rows[0][1] is not None:
+            meaning[channel] = 1.0 - float(rows[0][1])
+    return meaning
+
+
+def to_rank(
+    probes: dict[str, ShardProbe], factors: dict[str, float], order: list[str], breadth: int
+) -> set[str]:
+    """The `breadth` shards of largest factor (ties: the workspace's order), and every shard
+    where a chunk is lifted above all scores."""
+    place = {name: i for i, name in enumerate(order)}
+    ranked = sorted(factors, key=lambda name: (-factors[name], place[name]))
+    return set(ranked[:breadth]) | {name for name, p in probes.items() if p.lifts}
