@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import apsw
+import numpy as np
 
 from pix.errors import UsageError
 from pix.index import index_repository, locate
@@ -185,6 +186,15 @@ class QueryEngine:
 
         return all(self.store.meta(k) == v for k, v in static_identity().items())
 
+    def near(self, queries: dict[str, np.ndarray | None], k: int) -> dict[str, str] | None:
+        """Each channel's k nearest [chunk id, distance] from the warm matrices (a JSON array;
+        pix/retrieve/knn.py), or None while the engine is not warm. Call it inside a read."""
+        conn = self.store.conn
+        # data_version moves for other connections' commits, total_changes for this one's.
+        data_version = conn.execute("PRAGMA data_version").fetchone()[0]
+        version = (id(self.store), data_version, conn.total_changes())
+        return self.warm.candidates(conn, version, queries, k)
+
     def query(
         self, request: QueryRequest, reveal: bool = False, auto_refresh: bool = False
     ) -> dict:
@@ -310,24 +320,12 @@ def retrieve(
         )
     chunks, embedded, static = engine.snapshot_counts(snapshot.id)
     r = route(request.query, request.channels)
-    vector = static_vector = None
-    if r.weights["dense"] > 0 and embedded:
-        vector = quantize(embed_query(engine.embedder(), request.query, r.shape))[0]
-    if r.weights["static"] > 0 and static and engine.static_current():
-        static_vector = quantize(embed_static(engine.static_embedder(), request.query, r.shape))[0]
-    # A query of no known token (an emoji) has no direction: vec0 would hand out k arbitrary
-    # chunks at a NULL distance, so the channel is off instead.
-    vector = vector if vector is not None and vector.any() else None
-    static_vector = static_vector if static_vector is not None and static_vector.any() else None
+    vector, static_vector = query_vectors(engine, request.query, r, embedded, static)
     paths = filter_paths(store, snapshot.id, request.only_paths, request.ignore_paths)
     whole = paths is None and engine.whole_scope(snapshot.id)
     near = None
     if whole and (vector is not None or static_vector is not None):
-        # data_version moves for other connections' commits, total_changes for this one's.
-        data_version = store.conn.execute("PRAGMA data_version").fetchone()[0]
-        version = (id(store), data_version, store.conn.total_changes())
-        queries = {"dense": vector, "static": static_vector}
-        near = engine.warm.candidates(store.conn, version, queries, engine.depth)
+        near = engine.near({"dense": vector, "static": static_vector}, engine.depth)
     hits = search(
         store, snapshot.id, request.query, r, vector, paths, request.fusion, request.priors,
         static_vector, whole, engine.depth, near,
@@ -358,6 +356,22 @@ def retrieve(
             store, snapshot.id, request.query, r, hits, paths, request.fusion, request.priors
         )
     return Retrieval(snapshot, hits, r, reports, names)
+
+
+def query_vectors(
+    engine: QueryEngine, query: str, r: Route, embedded: int, static: int
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The query's transformer and static-tier vectors (int8), each None when its channel is
+    off: weight 0, nothing in the snapshot to search, or no known token in the query (an emoji
+    has no direction: vec0 would hand out k arbitrary chunks at a NULL distance)."""
+    vector = static_vector = None
+    if r.weights["dense"] > 0 and embedded:
+        vector = quantize(embed_query(engine.embedder(), query, r.shape))[0]
+    if r.weights["static"] > 0 and static and engine.static_current():
+        static_vector = quantize(embed_static(engine.static_embedder(), query, r.shape))[0]
+    vector = vector if vector is not None and vector.any() else None
+    static_vector = static_vector if static_vector is not None and static_vector.any() else None
+    return vector, static_vector
 
 
 def run_query(

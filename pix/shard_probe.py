@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pix.ingest.embed import quantize
-from pix.query import QueryEngine, QueryRequest
+from pix.ingest.terms import query_terms
+from pix.query import QueryEngine, QueryRequest, query_vectors
 from pix.retrieve import define, phrase
-from pix.retrieve.evidence import embed_query, embed_static
 from pix.retrieve.route import route
+from pix.retrieve.search import fts_query
 from pix.snapshot import Snapshot, select_snapshot
 from pix.store import search_sql
 
@@ -56,24 +56,22 @@ def probes_apply(request: QueryRequest) -> bool:
 
 def _lifts(store, snapshot_id: int, request: QueryRequest, shape: str) -> bool:
     """Whether the definition or the phrase step would lift a chunk of this shard above every
-    score (a name it defines, a phrase it holds verbatim): such a shard is always ranked."""
-    query, channels = request.query, request.channels
-    if define.enabled(channels, shape):
-        names = define.names_of(query)
-        alone = bool(names) and define.only_names(query, names)
-        if names and define.find(store, snapshot_id, names, None, declared=alone)[0]:
-            return True
-    if phrase.enabled(channels, shape):
-        phrases = phrase.phrases_of(query)
-        if phrases and phrase.find(store, snapshot_id, phrases, None)[0]:
-            return True
-    return False
+    score (a name it defines, a phrase it holds verbatim): such a shard is always ranked. The
+    steps' own functions decide, as in the ranking."""
+    channels = request.channels
+    if (
+        define.enabled(channels, shape)
+        and define.defining(store, snapshot_id, request.query, None)[0]
+    ):
+        return True
+    return phrase.enabled(channels, shape) and bool(
+        phrase.holding(store, snapshot_id, request.query, None)[1]
+    )
 
 
-def probe(engine: QueryEngine, request: QueryRequest, df) -> ShardProbe | None:
+def probe(engine: QueryEngine, request: QueryRequest) -> ShardProbe | None:
     """The shard's probe, or None when its candidates are not the whole database's (it keeps
-    other snapshots' chunks): then only ranking it tells. `df`: pix.shards.term_frequencies.
-    Call it outside a read; it takes its own."""
+    other snapshots' chunks): then only ranking it tells. Call it outside a read."""
     store = engine.store
     with store.read():
         snapshot = select_snapshot(store, engine.target, None)
@@ -81,36 +79,45 @@ def probe(engine: QueryEngine, request: QueryRequest, df) -> ShardProbe | None:
             return None
         chunks, embedded, static = engine.snapshot_counts(snapshot.id)
         r = route(request.query, request.channels)
-        queries: dict[str, np.ndarray | None] = {"dense": None, "static": None}
-        if r.weights["dense"] > 0 and embedded:
-            queries["dense"] = quantize(embed_query(engine.embedder(), request.query, r.shape))[0]
-        if r.weights["static"] > 0 and static and engine.static_current():
-            embedder = engine.static_embedder()
-            queries["static"] = quantize(embed_static(embedder, request.query, r.shape))[0]
-        # A vector of zeros (no known token) turns its channel off, as in pix.query.retrieve.
-        queries = {k: v for k, v in queries.items() if v is not None and v.any()}
-        meaning = _nearest(engine, queries)
+        vector, static_vector = query_vectors(engine, request.query, r, embedded, static)
+        meaning = _nearest(engine, {"dense": vector, "static": static_vector})
         lifts = _lifts(store, snapshot.id, request, r.shape)
-        return ShardProbe(snapshot, meaning, chunks, df(engine, request.query), lifts)
+        return ShardProbe(snapshot, meaning, chunks, term_frequencies(engine, request.query), lifts)
 
 
-def _nearest(engine: QueryEngine, queries: dict[str, np.ndarray]) -> dict[str, float]:
+SCANS = {"dense": search_sql.DENSE_SCAN, "static": search_sql.STATIC_SCAN}
+
+
+def _nearest(engine: QueryEngine, queries: dict[str, np.ndarray | None]) -> dict[str, float]:
     """Each channel's best cosine as its candidates score it (1 - distance): from the warm
-    engine's matrices when it has them (the same rows), else from vec0's scan."""
-    conn = engine.store.conn
-    data_version = conn.execute("PRAGMA data_version").fetchone()[0]
-    version = (id(engine.store), data_version, conn.total_changes())
-    near = engine.warm.candidates(conn, version, dict(queries), 1) if queries else None
+    engine's matrices when it has them (the same rows), else from vec0's scan. A channel whose
+    vector is None is off."""
+    on = {name: vector for name, vector in queries.items() if vector is not None}
+    near = engine.near(dict(queries), 1) if on else None
     meaning = {}
-    for channel, vector in queries.items():
+    for channel, vector in on.items():
         if near is not None:
             rows = json.loads(near[channel])
         else:
-            scan = search_sql.DENSE_SCAN if channel == "dense" else search_sql.STATIC_SCAN
-            rows = conn.execute(scan, (vector.astype(np.int8).tobytes(), 1)).fetchall()
+            blob = vector.astype(np.int8).tobytes()
+            rows = engine.store.conn.execute(SCANS[channel], (blob, 1)).fetchall()
         if rows and rows[0][1] is not None:
             meaning[channel] = 1.0 - float(rows[0][1])
     return meaning
+
+
+DF_TERMS = 12  # the query's first terms counted
+DF_OF_TERM = "SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?"
+
+
+def term_frequencies(engine: QueryEngine, query: str) -> dict[str, int]:
+    """How many chunks hold each of the query's terms (FTS5 applies its own stemming), so that
+    the shards' vocabularies can be compared: counts are comparable, scores are not."""
+    out = {}
+    for term in query_terms(query)[:DF_TERMS]:
+        row = engine.store.conn.execute(DF_OF_TERM, (fts_query([term]),)).fetchone()
+        out[term] = row[0]
+    return out
 
 
 def to_rank(

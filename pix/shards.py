@@ -42,7 +42,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from pix.errors import PixError, UsageError
-from pix.ingest.terms import query_terms
 from pix.output.budget import apply_budget
 from pix.output.result import Result
 from pix.output.shown import Redactions
@@ -59,8 +58,16 @@ from pix.query import (
     warn_unrevealed,
 )
 from pix.retrieve.rank import by_file
-from pix.retrieve.search import RRF_K, Hit, fts_query
-from pix.shard_probe import BREADTH, PROBE_FACTOR, ShardProbe, probe, probes_apply, to_rank
+from pix.retrieve.search import RRF_K, Hit
+from pix.shard_probe import (
+    BREADTH,
+    PROBE_FACTOR,
+    ShardProbe,
+    probe,
+    probes_apply,
+    term_frequencies,
+    to_rank,
+)
 from pix.snapshot import Snapshot, changed_files, select_snapshot
 from pix.workspace import Shard, Workspace
 
@@ -71,7 +78,6 @@ SHARD_BETA = 5.0
 SHARD_GAMMA = 3.0
 MEANING = ("dense", "static")  # comparable across shards: one model, one static table
 THREADS = max(1, min(4, os.cpu_count() or 1))
-DF_OF_TERM = "SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?"
 EMBED_KEPT = 8  # query vectors kept (a workspace embeds each query once, for every shard)
 
 
@@ -219,7 +225,7 @@ class ShardSet:
             known = self.changes(engine, request)
             if auto_refresh and (known is None or known):
                 return None
-            return probe(engine, request, term_frequencies)
+            return probe(engine, request)
 
         probes = self.map(selected, one)
         if any(not isinstance(p, ShardProbe) for p in probes.values()):
@@ -241,11 +247,7 @@ class ShardSet:
         alone), concurrently: name -> its answer. A shard that cannot answer is named in
         `warnings`; if none can, the first one's error is raised. A shard re-indexed on the
         way has its work tree checked again next time. `probes`: their term counts are kept."""
-        counted = {
-            id(self.engines[name]): p.df
-            for name, p in (probes or {}).items()
-            if name in self.engines
-        }
+        counted = {self.engines[n]: p.df for n, p in (probes or {}).items() if n in self.engines}
         raw = self.map(
             selected,
             lambda engine: shard_ranking(
@@ -254,8 +256,8 @@ class ShardSet:
                 auto_refresh,
                 file_mode,
                 known=self.changes(engine, request),
-                df=counted.get(id(engine)),
-            ),  # fmt: skip
+                df=counted.get(engine),
+            ),
         )
         raise_if_none(raw, selected)
         answers: dict[str, ShardAnswer] = {}
@@ -352,19 +354,6 @@ def shard_ranking(
         found.snapshot, ranked, meaning, len(found.hits), warnings, refreshed, found.route,
         found.phrases, chunks, df, found.names,
     )  # fmt: skip
-
-
-DF_TERMS = 12  # the query's first terms counted
-
-
-def term_frequencies(engine: QueryEngine, query: str) -> dict[str, int]:
-    """How many chunks hold each of the query's terms (FTS5 applies its own stemming), so that
-    the shards' vocabularies can be compared: counts are comparable, scores are not."""
-    out = {}
-    for term in query_terms(query)[:DF_TERMS]:
-        row = engine.store.conn.execute(DF_OF_TERM, (fts_query([term]),)).fetchone()
-        out[term] = row[0]
-    return out
 
 
 def coverage(answers: dict[str, ShardAnswer] | dict[str, ShardProbe]) -> dict[str, float]:

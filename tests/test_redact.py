@@ -241,7 +241,7 @@ NOT_LITERAL = [
     ("tool --bypass=on --no-password", "shell"),
     ('export PASSWORD="$(pass show db)"', "shell"),
     ("PASSWORD=$(cat /run/secrets/pw) psql", "shell"),
-    ("OLDPWD=/tmp/x cd -", "shell"),
+    ("OLDPWD=/srv/app cd -", "shell"),
     ("ENV DB_PASSWORD_FILE /run/secrets/db", "dockerfile"),
     ("ENV DB_PASSWORD $DB_PASSWORD", "dockerfile"),
     ("PGPASSWORD=hunter2 psql", "python"),  # bare words are names in code

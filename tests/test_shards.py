@@ -19,7 +19,7 @@ from pix.index import index_repository
 from pix.query import QueryEngine, QueryRequest
 from pix.schemas import bundled
 from pix.shard_probe import probe, probes_apply
-from pix.shards import ShardSet, query_shards, shard_ranking, term_frequencies
+from pix.shards import ShardSet, query_shards, shard_ranking
 from pix.store import open_store
 from pix.workspace import load_workspace
 
@@ -349,7 +349,7 @@ def test_a_probe_reads_what_the_ranking_reads(workspace):
             for query in queries:
                 request = QueryRequest(query=query, mode="file", top=10, no_content=True)
                 for engine in shards.engines.values():
-                    seen = probe(engine, request, term_frequencies)
+                    seen = probe(engine, request)
                     answer = shard_ranking(engine, request)
                     assert seen.meaning and seen.meaning == answer.meaning, query
                     assert (seen.df, seen.chunks) == (answer.df, answer.chunks)

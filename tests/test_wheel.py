@@ -287,3 +287,39 @@ def test_workspace_index_and_ray_without_the_cluster_extra(installed, tmp_path):
     assert {r["repo"] for r in across["results"]} == {"repo", "copy"}
     status = installed.json("status", "--workspace", str(workspace), "--json")
     _validator(status, "workspace-status").validate(status)
+
+
+TOPICS = [
+    "parse the command line flags", "render a progress bar", "hash a password with salt",
+    "resize an image", "retry a failed request", "read a csv file", "send a webhook",
+    "compress a folder", "schedule a daily job", "format a date", "validate an email address",
+    "cache a response", "sort users by age", "convert celsius to fahrenheit", "count words",
+]  # fmt: skip
+
+
+def test_a_large_workspace_ranks_the_shards_its_probe_chooses(installed, tmp_path):
+    """Sixteen repositories from the installed wheel: each is probed, the 8 of largest factor
+    are ranked (the others listed with ranked false), and the answer is the geometry one's."""
+    lines = [f'[[repo]]\nname = "geo"\npath = "{installed.repo}"\n']
+    for i, topic in enumerate(TOPICS):
+        name = f"r{i:02d}"
+        words = topic.replace(" ", "_")
+        code = f'def {words}():\n    """{topic.capitalize()}."""\n    return "{topic}"\n'
+        root = new_repo(tmp_path / name, {f"{words}.py": code})
+        lines.append(f'[[repo]]\nname = "{name}"\npath = "{root}"\n')
+    workspace = tmp_path / "pix.toml"
+    workspace.write_text("\n".join(lines), "utf-8")
+    done = installed.run("index", "--workspace", str(workspace), "--static-only")
+    assert done.returncode == 0, done.stderr
+    across = installed.json(
+        "query", "compute the area of a round shape", "--workspace", str(workspace),
+        "--json", "--file", "--top", "3",
+    )  # fmt: skip
+    _validator(across, "query").validate(across)
+    assert across["results"][0]["repo"] == "geo"
+    assert across["results"][0]["file"] == "geo.py"
+    assert len(across["repos"]) == 16
+    assert sum(r["ranked"] for r in across["repos"]) == 8
+    assert {r["repo"] for r in across["results"]} <= {
+        r["name"] for r in across["repos"] if r["ranked"]
+    }

@@ -4,9 +4,9 @@ variables, fields, properties, enum members and macros (`DEFAULT_LOG_FORMAT = ..
 `public const COMPLETION_API_VERSION`).
 
 The chunker cuts on definitions (pix.ingest.definitions); these names do not cut anything,
-they only join the `defines` of the chunk holding them, so the identifier channel and the
-definition step (pix.retrieve.define) know where they are declared. Locals are not
-declarations: the walk never enters a function's body.
+they only join the `declares` of the chunk holding them (the `symbol` table's rows with
+`declared = 1`), so the definition step (pix.retrieve.define) knows where they are
+declared. Locals are not declarations: the walk never enters a function's body.
 
 Per grammar, a table of the node types that declare; the name is found the same way for all:
 the node's `name` field(s), else its `left` side (an assignment), else the declarator chain

@@ -145,11 +145,10 @@ def find(
             "names": json.dumps(names),
             "paths": json.dumps(paths) if paths is not None else None,
             "unlifted": json.dumps(sorted(UNLIFTED_ROLES)),
+            "declared": int(declared),
             "limit": MAX_ROWS,
         },
     ).fetchall()
-    if not declared:
-        rows = [row for row in rows if not row[-2]]
     files: dict[str, set[str]] = {name: set() for name in names}
     for row in rows:
         files[row[-1]].add(row[0])
@@ -158,7 +157,7 @@ def find(
         held = len(files[name])
         status = "absent" if not held else "common" if held > MAX_FILES else "matched"
         reports.append({"name": name, "status": status, "files": held})
-    for path, chunk_id, sha, start, end, kind, symbol, language, _, name in rows:
+    for path, chunk_id, sha, start, end, kind, symbol, language, name in rows:
         if not 0 < len(files[name]) <= MAX_FILES:
             continue
         key = (path, chunk_id)
@@ -173,6 +172,19 @@ def definition_weight(route: Route, priors: bool, alone: bool) -> float:
     return lift.above_all(route.weights, priors) if alone else EMBEDDED
 
 
+def defining(
+    store: Store, snapshot_id: int, query: str, paths: list[str] | None
+) -> tuple[dict[tuple[str, int], Definition], list[dict], bool]:
+    """The chunks the step lifts for this query (none: it lifts nothing), what each name
+    found, and whether the query is names alone (then declared names count too)."""
+    names = names_of(query)
+    if not names:
+        return {}, [], False
+    alone = only_names(query, names)
+    found, reports = find(store, snapshot_id, names, paths, declared=alone)
+    return found, reports, alone
+
+
 def rank_definitions(
     store: Store,
     snapshot_id: int,
@@ -185,11 +197,7 @@ def rank_definitions(
 ) -> tuple[list[Hit], list[dict], float]:
     """The definition step after fusion: the hits reordered, what each name found, and the
     channel's weight (0 when nothing was lifted: a later step's ceiling counts it)."""
-    names = names_of(query)
-    if not names:
-        return hits, [], 0.0
-    alone = only_names(query, names)
-    found, reports = find(store, snapshot_id, names, paths, declared=alone)
+    found, reports, alone = defining(store, snapshot_id, query, paths)
     if not found:
         return hits, reports, 0.0
     weight = definition_weight(route, priors, alone)

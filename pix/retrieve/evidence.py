@@ -69,8 +69,10 @@ _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
 # githubusercontent) are HTML's, and BM25 matched them to the files that write <img> tags:
 # 13 of issueloc's 41 sphinx reports carry one, and for "The default value for positional
 # only argument has vanished" graphviz.py and a theme's layout.html came first.
+_IMAGE = re.compile(r"<img\b[^>]*>|!\[[^\]\n]*\]\([^)\s]*\)", re.I)
 # A link's words (github, com, blob, blank_template, a host's name) are rare in code, so they
-# won BM25 term slots of a third of issueloc's reports while naming nothing of the repository.
+# won BM25 term slots of a third of issueloc's reports while naming nothing of the repository;
+# only the file a link points at (a blob URL's `nanops.py`) is kept for the term selection.
 _URL = re.compile(r"\bhttps?://[^\s)>\]]+", re.I)
 _URL_FILE = re.compile(r"/([\w.-]+\.[A-Za-z]{1,5})(?:[#?][^/]*)?$")
 
@@ -81,7 +83,6 @@ def _url_file(m: re.Match) -> str:
     return f" {f.group(1)} " if f and not f.group(1).endswith((".html", ".htm", ".php")) else " "
 
 
-_IMAGE = re.compile(r"<img\b[^>]*>|!\[[^\]\n]*\]\([^)\s]*\)", re.I)
 # A heading: a markdown one, or a line that is only a bold phrase (`**Environment:**`). Read
 # line by line (a regular expression over the whole text backtracks quadratically on long
 # lines of spaces), never inside a code fence (`# pip freeze` there is a shell comment).
@@ -127,7 +128,7 @@ def clean(query: str) -> str:
 
 
 @lru_cache(maxsize=16)
-def _clean(query: str, environment: bool, images: bool = True) -> str:
+def _clean(query: str, environment: bool, images: bool) -> str:
     query = _COMMENT.sub(" ", query)
     if images:
         query = _IMAGE.sub(" ", query)

@@ -250,8 +250,19 @@ def rank_phrases(
     priors: bool,
 ) -> tuple[list[Hit], list[dict]]:
     """The phrase step after fusion: the hits reordered, and what each phrase found."""
-    phrases = phrases_of(query)
+    phrases, evidence, reports = holding(store, snapshot_id, query, paths)
     if not phrases:
         return hits, []
-    evidence, reports = find(store, snapshot_id, phrases, paths)
     return apply(hits, evidence, phrases, route, fusion, priors), [r.describe() for r in reports]
+
+
+def holding(
+    store: Store, snapshot_id: int, query: str, paths: list[str] | None
+) -> tuple[list[Phrase], dict[tuple[str, int], Evidence], list[PhraseReport]]:
+    """The query's phrases, the chunks holding one (those the step lifts), and what each
+    phrase found."""
+    phrases = phrases_of(query)
+    if not phrases:
+        return [], {}, []
+    evidence, reports = find(store, snapshot_id, phrases, paths)
+    return phrases, evidence, reports
