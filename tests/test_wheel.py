@@ -323,3 +323,21 @@ def test_a_large_workspace_ranks_the_shards_its_probe_chooses(installed, tmp_pat
     assert {r["repo"] for r in across["results"]} <= {
         r["name"] for r in across["repos"] if r["ranked"]
     }
+
+
+def test_an_issue_report_from_the_installed_wheel(installed):
+    """A whole bug report (a screenshot tag and links among its prose) takes the issue route in
+    the installed package and finds the file it is about."""
+    report = (
+        "circle_area gives a wrong area for a negative radius\n\n"
+        "**Describe the bug**\ncircle_area(-2) returns a positive area instead of an error, "
+        "see https://github.com/acme/shapes/blob/main/geo.py#L1 and the discussion at "
+        "https://forum.example.com/t/areas/42.\n\n"
+        '<img width="320" alt="Screenshot" src="https://user-images.example.com/1/shot.png">\n\n'
+        "```python\nfrom geo import circle_area\nprint(circle_area(-2))\n```\n"
+        "**Expected behavior**\nA ValueError for a negative radius of the circle.\n"
+    )
+    out = installed.json("query", report, "--json", "--file", "--explain", "--top", "2")
+    _validator(out, "query").validate(out)
+    assert out["explain"]["shape"] == "issue"
+    assert out["results"][0]["file"] == "geo.py"
