@@ -454,7 +454,8 @@ def cosqa_corpus() -> tuple[Path, list[dict]]:
         names.setdefault(code, f"functions/{hashlib.sha1(code.encode()).hexdigest()[:12]}.py")
     target = corpora.cache_dir() / "cosqa" / f"cosqa-dev-{blob}"
     if not (target / ".git" / corpora.MARKER).exists():
-        with tempfile.TemporaryDirectory(dir=target.parent.parent) as tmp:
+        target.parent.mkdir(parents=True, exist_ok=True)  # a fresh machine has no cache yet
+        with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
             tree = Path(tmp) / "tree"
             (tree / "functions").mkdir(parents=True)
             for code, path in names.items():
@@ -466,7 +467,6 @@ def cosqa_corpus() -> tuple[Path, list[dict]]:
                 "-c", "commit.gpgsign=false", "commit", "-qm", "cosqa dev functions",
             )  # fmt: skip
             (tree / ".git" / corpora.MARKER).write_text(f"{COSQA_REPO}:{COSQA_PATH}\n")
-            target.parent.mkdir(parents=True, exist_ok=True)
             tree.rename(target)
     qs = [
         {"id": p["idx"], "query": p["doc"], "gold_files": [names[p["code"]]]}

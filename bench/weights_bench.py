@@ -1,0 +1,205 @@
+"""pix's ranking under other weights, on devbench's cached databases, in seconds.
+
+    python -m bench.weights_bench [--sets lang,shared,cosqa,questions] [--static-only]
+                                  [--mirrors DIR] --variant LABEL=SPEC [--variant ...]
+
+devbench asks every system of every set and takes minutes a set; tuning one constant needs only
+pix's own answer, so this asks pix (file mode, top 10) once per variant on the databases that
+`python -m bench.devbench --sets ... --reuse [--static-only]` cached (it never builds one: a
+missing database is named and its set skipped) and prints nDCG@10 / MRR@10 per set, each
+variant beside pix as it ships, with the difference.
+
+A SPEC is comma-separated assignments, each `[WHEN:]NAME=VALUE`:
+- `question.dense=0.75`: the route's weight of a channel for a query shape (pix/retrieve/route.py
+  WEIGHTS; `*` for every shape);
+- `standout.dense=0.6`: a channel's standing-out factor (pix/retrieve/rank.py STANDOUT).
+WHEN limits an assignment to the question- and keyword-shaped queries that read as a change
+description (`change:`: an imperative verb first, `Fix ...`, `Add ...`, or a component prefix,
+`router: ...`; see is_change) or to the others (`plain:`): commit subjects are mostly the first,
+developers' questions and web-search questions the second.
+
+Sets: `lang` (the 14 language commit sets), `shared` (requests, click), `cosqa`, `questions`
+(the 480 developers' questions, per repository), or any one of their names.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pix.query
+from bench import corpora, devbench, devcorpora, devsets, metrics, quality
+from pix.query import QueryEngine
+from pix.retrieve import rank, route
+
+LANG = tuple(devsets.committed_sets("commitloc"))
+SHARED = ("requests", "click")
+QUESTIONS = "questions"
+
+# Verbs that open a commit subject ("Fix crash when ...", "Don't reset ..."): the 50 most
+# frequent first words of the 16 commit sets, less those a how-to question opens with too
+# (check, get, set, show, return, do: CoSQA's "check if a file exists python").
+CHANGE_VERBS = frozenset(
+    """fix fixes fixed fixing add adds added adding allow allows don't dont use uses remove removes
+    removed avoid support supports handle handles improve improves make implement implemented
+    update updated skip accept prevent enable disable include ignore change ensure preserve keep
+    respect introduce backport revert rename refactor replace deprecate drop bump correct clean
+    cleanup simplify move expose emit warn hide""".split()
+)
+_COMPONENT = re.compile(r"^[\w./,\- ]{1,30}:\s")  # "router: ...", "Bash completion: ..."
+
+
+def is_change(query: str) -> bool:
+    """Does the query read as a change description (a commit subject) rather than a question?"""
+    words = query.split()
+    return bool(words) and (
+        words[0].lower().strip(",.:") in CHANGE_VERBS or bool(_COMPONENT.match(query))
+    )
+
+
+def parse_spec(spec: str) -> list[tuple[str | None, str, str, float]]:
+    """`[WHEN:]TABLE.KEY=VALUE,...` -> (when, table, key, value) each; a clear error else."""
+    out = []
+    for part in filter(None, (p.strip() for p in spec.split(","))):
+        when, _, assignment = part.rpartition(":") if ":" in part else ("", "", part)
+        name, eq, value = assignment.partition("=")
+        table, dot, key = name.partition(".")
+        if not (eq and dot) or when not in ("", "change", "plain"):
+            raise SystemExit(f"weights_bench: cannot read {part!r} (see --help)")
+        if table != "standout" and table != "*" and table not in route.WEIGHTS:
+            raise SystemExit(f"weights_bench: no query shape or table {table!r} in {part!r}")
+        out.append((when or None, table, key, float(value)))
+    return out
+
+
+@contextmanager
+def applied(assignments: list[tuple[str | None, str, str, float]]) -> Iterator[None]:
+    """pix ranks under `assignments` inside the block: the route step, which every query passes
+    first, sets each query's weights and standing-out factors, then restores none of them
+    until the block ends (the bench asks one query at a time)."""
+    weights = {shape: dict(w) for shape, w in route.WEIGHTS.items()}
+    standout = dict(rank.STANDOUT)
+    original = pix.query.route
+
+    def routed(query: str, channels: list[str] | None = None) -> route.Route:
+        for shape, w in weights.items():
+            route.WEIGHTS[shape] = dict(w)
+        rank.STANDOUT.update(standout)
+        shape = route.shape_of(query)
+        kind = ("change" if is_change(query) else "plain") if shape in NL_SHAPES else None
+        for when, table, key, value in assignments:
+            if when is not None and when != kind:
+                continue
+            if table == "standout":
+                rank.STANDOUT[key] = value
+                continue
+            for name in route.WEIGHTS if table == "*" else [table]:
+                route.WEIGHTS[name][key] = value
+        return original(query, channels)
+
+    pix.query.route = routed
+    try:
+        yield
+    finally:
+        pix.query.route = original
+        route.WEIGHTS.update(weights)
+        rank.STANDOUT.clear()
+        rank.STANDOUT.update(standout)
+
+
+NL_SHAPES = ("question", "keywords")
+
+
+def corpus(name: str, variant: str) -> tuple[Path, Path, list[dict]]:
+    """(work tree, cached database, queries) of one set; `q:<repo>` is that repository's share
+    of the developers' questions."""
+    if name == "cosqa":
+        root, qs = devbench.cosqa_corpus()
+        return root, devcorpora.database("cosqa-dev", variant), qs
+    if name in SHARED:
+        db = devcorpora.database(f"shared-{name}", variant)
+        return corpora.corpus(name), db, corpora.queries(name)
+    repo = name.removeprefix("q:")
+    meta, qs = devsets.load_set(repo)
+    if name.startswith("q:"):
+        qs = [q for q in devsets.load_set(QUESTIONS)[1] if q["set"] == repo]
+    root = devcorpora.snapshot(meta["repo"], meta["pinned_commit"])
+    return root, devcorpora.database(repo, variant), qs
+
+
+def expand(sets: str) -> list[str]:
+    asked = [s for s in sets.split(",") if s]
+    questions = sorted({q["set"] for q in devsets.load_set(QUESTIONS)[1]})
+    groups = {"lang": list(LANG), "shared": list(SHARED), QUESTIONS: [f"q:{n}" for n in questions]}
+    return [name for s in asked for name in groups.get(s, [s])]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sets", default="lang,shared,cosqa,questions")
+    parser.add_argument("--static-only", action="store_true")
+    parser.add_argument("--mirrors")
+    parser.add_argument("--variant", action="append", default=[], help="LABEL=SPEC, repeatable")
+    args = parser.parse_args(argv)
+    devcorpora.set_mirrors(args.mirrors)
+    variants = {"pix": []}
+    for v in args.variant:
+        label, eq, spec = v.partition("=")
+        if not eq:
+            raise SystemExit(f"weights_bench: --variant {v!r} is not LABEL=SPEC")
+        variants[label] = parse_spec(spec)
+    suffix = "-static" if args.static_only else ""
+    scores: dict[str, dict[str, tuple[float, float]]] = {}
+    for name in expand(args.sets):
+        root, db, qs = corpus(name, suffix)
+        if not db.exists():
+            print(f"{name}: no cached database ({db}); run bench.devbench --reuse", file=sys.stderr)
+            continue
+        engine = QueryEngine(db=str(db), cwd=str(root))
+        t0 = time.perf_counter()
+        for label, assignments in variants.items():
+            with applied(assignments):
+                runs = [(quality.rank_files(engine, q["query"]), q["gold_files"]) for q in qs]
+            m = metrics.evaluate(runs)
+            scores.setdefault(name, {})[label] = (m["ndcg@10"], m["mrr@10"])
+        engine.close()
+        print(f"{name}: {len(qs)} queries, {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    print(render(scores, list(variants)))
+
+
+def render(scores: dict[str, dict[str, tuple[float, float]]], labels: list[str]) -> str:
+    head = "| set | " + " | ".join(labels) + " |"
+    lines = [head, "|---|" + "---:|" * len(labels)]
+    rows = list(scores.items())
+    for group, members in (
+        ("mean of the language sets", [n for n in scores if n in LANG]),
+        ("developers' questions (mean of repositories)", [n for n in scores if n[:2] == "q:"]),
+    ):
+        if members:
+            rows.append((f"**{group}**", mean(scores, members, labels)))
+    for name, by in rows:
+        if name.startswith("q:") and len(rows) > 1:
+            continue  # each repository's 30 questions are in the questions mean
+        base = by[labels[0]]
+        cells = [f"{base[0]:.3f} / {base[1]:.3f}"] + [
+            f"{n:.3f} / {r:.3f} ({n - base[0]:+.3f} / {r - base[1]:+.3f})"
+            for n, r in (by[x] for x in labels[1:])
+        ]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def mean(scores: dict, members: list[str], labels: list[str]) -> dict[str, tuple[float, float]]:
+    return {
+        x: tuple(sum(scores[n][x][i] for n in members) / len(members) for i in (0, 1))
+        for x in labels
+    }
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,39 @@
+"""bench/weights_bench.py: its variants reach pix's real route step, for the queries they name,
+and leave pix as it was."""
+
+from __future__ import annotations
+
+import pytest
+
+import pix.query
+from bench import weights_bench
+from pix.retrieve import rank, route
+
+
+def test_commit_subjects_read_as_changes_and_questions_do_not():
+    for subject in ("Fix crash when the pane is resized", "router: keep the trailing slash",
+                    "Don't reset the umask"):  # fmt: skip
+        assert weights_bench.is_change(subject), subject
+    for question in ("how does the router match a trailing slash", "python merge two dicts",
+                     "where is the umask reset", ""):  # fmt: skip
+        assert not weights_bench.is_change(question), question
+
+
+def test_a_variant_changes_only_the_queries_it_names_and_is_undone():
+    before = {shape: dict(w) for shape, w in route.WEIGHTS.items()}
+    standout = dict(rank.STANDOUT)
+    spec = weights_bench.parse_spec("change:question.dense=0.5,plain:standout.dense=0.9")
+    with weights_bench.applied(spec):
+        changed = pix.query.route("Fix crash when the pane is resized")
+        assert changed.weights["dense"] == 0.5 and rank.STANDOUT["dense"] == standout["dense"]
+        plain = pix.query.route("how does the pane get resized on a crash")
+        assert plain.weights["dense"] == before["question"]["dense"]
+        assert rank.STANDOUT["dense"] == 0.9
+    assert pix.query.route is route.route
+    assert route.WEIGHTS == before and rank.STANDOUT == standout
+
+
+@pytest.mark.parametrize("spec", ["question.dense", "sometimes:question.dense=1", "nope.dense=1"])
+def test_a_spec_it_cannot_read_is_refused(spec):
+    with pytest.raises(SystemExit, match="weights_bench"):
+        weights_bench.parse_spec(spec)
