@@ -55,10 +55,15 @@ def mirror(repo: str) -> Path:
             tmp = target.parent / "repo.partial"
             if tmp.exists():
                 shutil.rmtree(tmp)
-            subprocess.run(
-                ["git", "clone", "--bare", "--quiet", f"https://github.com/{repo}", str(tmp)],
-                check=True,
-            )
+            url = f"https://github.com/{repo}"
+            cloned = subprocess.run(["git", "clone", "--bare", "--quiet", url, str(tmp)])
+            if cloned.returncode != 0:
+                # A machine without GitHub (CI, a sandbox) needs the mirror handed to it.
+                where = ", ".join(str(root / key / "repo") for root in _mirror_roots())
+                raise SystemExit(
+                    f"bench: no mirror of {repo} and cannot clone {url}; put a bare clone at "
+                    f"one of {where}, or pass --mirrors DIR / set $PIX_BENCH_MIRRORS"
+                )
             tmp.rename(target)
     return target
 
