@@ -58,6 +58,12 @@ FILES = {
         ".Dd $Mdocdate$\n.Sh WEBSOCKET RECONNECT\nwebsocket reconnect backoff jitter\n"
         ".Pp\nwebsocket reconnect backoff jitter\n"
     ),
+    # Build files whose names end in .txt are build files, not prose.
+    "CMakeLists.txt": (
+        "project(websocket_reconnect)\n# websocket reconnect backoff jitter\n"
+        "add_library(websocket reconnect.c backoff.c jitter.c)\n"
+    ),
+    "docs/requirements.txt": "websocket-reconnect-backoff-jitter==1.0\nsphinx\n",
     # Translation catalogs repeat every message, in every language.
     "locale/fr/LC_MESSAGES/client.po": (
         'msgid "websocket reconnect backoff jitter"\nmsgstr "websocket reconnect backoff jitter"\n'
@@ -79,6 +85,8 @@ ROLES = {
     "web/locales/de.yml": "docs",
     "bun.lock": "config",
     "eng/analyzers/Library.globalconfig": "config",
+    "CMakeLists.txt": "config",
+    "docs/requirements.txt": "config",
 }
 
 

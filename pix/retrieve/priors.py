@@ -27,6 +27,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+# Build files that are text files by name: `.txt` alone would make them docs.
+_BUILD_TEXT = re.compile(r"(^|/)(cmakelists|requirements[^/]*)\.txt$", re.I)
+
 ROLE_FACTORS: dict[str, float] = {
     "source": 1.0,
     "test": 0.3,
@@ -105,11 +108,12 @@ _CONFIG = re.compile(
 def path_role(path: str) -> str:
     """One of ROLE_FACTORS' keys. Vendored wins over the others (a vendored test is vendored),
     config over test (`.github/workflows/tests.yml` is CI), docs over config (`.github/`'s
-    issue templates and contributing guides are prose); a versioned web library in a test,
+    issue templates and contributing guides are prose) but for build files named `.txt`
+    (`CMakeLists.txt`, `requirements.txt`); a versioned web library in a test,
     example or docs folder keeps that role."""
     if VENDORED.search(path):
         return "vendored"
-    if _CONFIG.search(path) and not _DOCS.search(path):
+    if _CONFIG.search(path) and (not _DOCS.search(path) or _BUILD_TEXT.search(path)):
         return "config"
     if _TEST.search(path):
         return "test"
