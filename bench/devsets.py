@@ -253,6 +253,18 @@ def is_source(path: str, eco: Ecosystem) -> bool:
     return not eco.include or bool(re.search(eco.include, path))
 
 
+# Absolute paths of the committer's machine in a message body (build logs, editor buffers:
+# `/usr/bin/swiftc`, `fugitive:///home/wind/...`): kept out of the committed sets, which are
+# read, never searched, and must not read like paths of a machine.
+MACHINE_PATH = re.compile(
+    r"(?<![\w.])/(?:home|Users|root|tmp|usr|var|opt|private|Volumes)/[^\s\"'`)\]]*"
+)
+
+
+def masked_body(body: str) -> str:
+    return MACHINE_PATH.sub("<path>", body)
+
+
 @dataclass
 class Commit:
     sha: str
@@ -274,7 +286,7 @@ def commits(git_dir: Path, pin: str, since: str = "") -> list[Commit]:
     for record in out.split("\x01")[1:]:
         head, _, tail = record.partition("\x02")
         sha, date, subject, body = head.split("\x1f", 3)
-        commit = Commit(sha, date, subject.strip(), body.strip())
+        commit = Commit(sha, date, subject.strip(), masked_body(body.strip()))
         for line in tail.splitlines():
             parts = line.split("\t")
             if len(parts) >= 2:
