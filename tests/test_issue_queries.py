@@ -130,12 +130,17 @@ I think `round_price` should not return None for a zero amount. Python 3.12, sho
 """
 
 
-@pytest.fixture(scope="module")
-def shop(tmp_path_factory, embedder):
-    root, db = indexed_repo(tmp_path_factory.mktemp("issue"), FILES, embedder)
+def shop_engine(tmp_path_factory, embedder, name: str, extra: dict[str, str] | None = None):
+    """The shop repository (with `extra` files) indexed and opened, closed after the module."""
+    root, db = indexed_repo(tmp_path_factory.mktemp(name), {**FILES, **(extra or {})}, embedder)
     engine = QueryEngine(db=str(db), cwd=str(root))
     yield engine
     engine.close()
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory, embedder):
+    yield from shop_engine(tmp_path_factory, embedder, "issue")
 
 
 def ask(engine: QueryEngine, text: str, **options) -> dict:
@@ -378,12 +383,7 @@ The cart total is 0 after a full coupon discount.
 
 @pytest.fixture(scope="module")
 def shop_with_about(tmp_path_factory, embedder):
-    root, db = indexed_repo(
-        tmp_path_factory.mktemp("about"), {**FILES, "shop/about.py": ABOUT}, embedder
-    )
-    engine = QueryEngine(db=str(db), cwd=str(root))
-    yield engine
-    engine.close()
+    yield from shop_engine(tmp_path_factory, embedder, "about", {"shop/about.py": ABOUT})
 
 
 def test_an_environment_report_does_not_pull_in_the_file_that_prints_it(shop_with_about):
@@ -453,12 +453,8 @@ Expected: the cart total is 0 after a full coupon discount.
 
 @pytest.fixture(scope="module")
 def shop_with_thumbnails(tmp_path_factory, embedder):
-    root, db = indexed_repo(
-        tmp_path_factory.mktemp("thumbs"), {**FILES, "shop/thumbnails.py": THUMBNAILS}, embedder
-    )
-    engine = QueryEngine(db=str(db), cwd=str(root))
-    yield engine
-    engine.close()
+    extra = {"shop/thumbnails.py": THUMBNAILS}
+    yield from shop_engine(tmp_path_factory, embedder, "thumbs", extra)
 
 
 def test_a_pasted_screenshot_does_not_pull_in_the_file_that_writes_img_tags(shop_with_thumbnails):
