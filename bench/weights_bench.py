@@ -51,6 +51,7 @@ CHANGE_VERBS = frozenset(
     respect introduce backport revert rename refactor replace deprecate drop bump correct clean
     cleanup simplify move expose emit warn hide""".split()
 )
+NL_SHAPES = ("question", "keywords")  # the shapes a change: or plain: assignment applies to
 _COMPONENT = re.compile(r"^[\w./,\- ]{1,30}:\s")  # "router: ...", "Bash completion: ..."
 
 
@@ -112,9 +113,6 @@ def applied(assignments: list[tuple[str | None, str, str, float]]) -> Iterator[N
         rank.STANDOUT.update(standout)
 
 
-NL_SHAPES = ("question", "keywords")
-
-
 def corpus(name: str, variant: str) -> tuple[Path, Path, list[dict]]:
     """(work tree, cached database, queries) of one set; `q:<repo>` is that repository's share
     of the developers' questions."""
@@ -133,10 +131,13 @@ def corpus(name: str, variant: str) -> tuple[Path, Path, list[dict]]:
 
 
 def expand(sets: str) -> list[str]:
-    asked = [s for s in sets.split(",") if s]
+    """devbench's set names, the developers' questions split by repository (`q:<repo>`)."""
     questions = sorted({q["set"] for q in devsets.load_set(QUESTIONS)[1]})
-    groups = {"lang": list(LANG), "shared": list(SHARED), QUESTIONS: [f"q:{n}" for n in questions]}
-    return [name for s in asked for name in groups.get(s, [s])]
+    return [
+        name
+        for item in devbench.expand(sets)
+        for name in ([f"q:{n}" for n in questions] if item == QUESTIONS else [item])
+    ]
 
 
 def main(argv: list[str] | None = None) -> None:
