@@ -1,7 +1,7 @@
 """One question across the 20 development repositories (issue 13): latency and quality.
 
     python -m bench.shards_bench [--mirrors DIR] [--queries N] [--latency N] [--threads 1,2]
-                                 [--sizes 1,5,10,20] [--depths 100] [--mixes B:G,..]
+                                 [--sizes 1,5,10,20] [--depths 100] [--mixes B:G:L,..]
                                  [--no-quality] [--no-latency]
 
 The workspace is the 20 repositories with commit sets: the 14 language sets of bench/devsets,
@@ -27,8 +27,9 @@ Tables (stdout; progress on stderr):
 - quality: each repository's own commit set (--queries per set, the first N), asked of that
   repository alone (`QueryEngine.query`, as devbench does) and of all 20 (`query_shards`);
   MRR@10 / nDCG@10 where a result of another repository is a miss. One row per repository,
-  then the mean; one column pair per beta:gamma mix (SHARD_BETA: the meaning gap, SHARD_GAMMA:
-  the vocabulary gap; 0:0 is a plain merge of the shards' own scores; the default marked *).
+  then the mean; one column pair per beta:gamma:lambda mix (SHARD_BETA: the meaning gap,
+  SHARD_GAMMA: the vocabulary gap, SHARD_LAMBDA: the likelihood gap; 0:0:0 is a plain merge of
+  the shards' own scores; the default marked *).
   Each query's shard rankings are computed once and merged with every mix (pix.shards.merge
   is the function query_shards uses). Each of --depths adds a column pair: all 20 with the
   default mix, each shard asked for that many candidates per channel. The last column pair is
@@ -49,7 +50,15 @@ from pix.mcp import WORKSPACE_FRESH_SECONDS
 from pix.query import QueryRequest
 from pix.retrieve.search import DEPTH
 from pix.shard_probe import BREADTH, PROBE_FACTOR
-from pix.shards import SHARD_BETA, SHARD_GAMMA, ShardSet, merge, query_shards, shard_ranking
+from pix.shards import (
+    SHARD_BETA,
+    SHARD_GAMMA,
+    SHARD_LAMBDA,
+    ShardSet,
+    merge,
+    query_shards,
+    shard_ranking,
+)
 from pix.workspace import Shard, Workspace
 
 SHARED = ("requests", "click")
@@ -109,6 +118,14 @@ def _cached(name: str) -> Path:
     return db
 
 
+def mix(text: str) -> tuple[float, float, float]:
+    """`B:G[:L]` -> (beta, gamma, lambda); lambda 0 when left out (the merge before it)."""
+    values = [float(x) for x in text.split(":")]
+    if len(values) not in (2, 3):
+        raise SystemExit(f"shards_bench: --mixes takes B:G or B:G:L, not {text!r}")
+    return (values[0], values[1], values[2] if len(values) == 3 else 0.0)
+
+
 def request(query: str) -> QueryRequest:
     return QueryRequest(query=query, mode="file", top=10, no_content=True)
 
@@ -155,7 +172,7 @@ def latency(
 
 
 def quality_rows(
-    sets, per_set: int, betas: list[tuple[float, float]], depths: list[int]
+    sets, per_set: int, betas: list[tuple[float, float, float]], depths: list[int]
 ) -> list[tuple]:
     workspace = Workspace(None, tuple(shard for shard, _ in sets))
     shards = ShardSet(workspace, threads=2, breadth=None)
@@ -175,7 +192,7 @@ def quality_rows(
             req = request(q["query"])
             answers = shards.map(workspace.shards, lambda e, req=req: shard_ranking(e, req))
             for beta in betas:
-                merged = merge(answers, order, 10, *beta)
+                merged = merge(answers, order, 10, beta[0], beta[1], lam=beta[2])
                 across[beta].append(([f"{n}/{h.path}" for n, h, _ in merged], gold))
             answer = query_shards(probed, req)
             chosen.append(([f"{r['repo']}/{r['file']}" for r in answer["results"]], gold))
@@ -216,8 +233,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--mixes",
-        default=f"0:0,10:0,0:{SHARD_GAMMA:g},{SHARD_BETA:g}:{SHARD_GAMMA:g}",
-        help="beta:gamma pairs to merge with (0:0 is a plain merge of the shards' own scores)",
+        default=f"0:0:0,{SHARD_BETA:g}:{SHARD_GAMMA:g}:0,0:0:{SHARD_LAMBDA:g},"
+        f"{SHARD_BETA:g}:{SHARD_GAMMA:g}:{SHARD_LAMBDA:g}",
+        help="beta:gamma:lambda mixes to merge with (0:0:0: a plain merge of the shards' scores)",
     )
     parser.add_argument("--no-quality", action="store_true")
     parser.add_argument("--no-latency", action="store_true")
@@ -246,13 +264,13 @@ def main(argv: list[str] | None = None) -> None:
             )
         print()
     if not args.no_quality:
-        betas = [tuple(float(x) for x in m.split(":")) for m in args.mixes.split(",")]
+        betas = [mix(m) for m in args.mixes.split(",")]
         rows = quality_rows(sets, args.queries, betas, depths)
-        default = (SHARD_BETA, SHARD_GAMMA)
+        default = (SHARD_BETA, SHARD_GAMMA, SHARD_LAMBDA)
         head = "| repository | queries | alone MRR@10 | alone nDCG@10 |"
         head += "".join(
-            f" all 20 {b:g}:{g:g}{'*' if (b, g) == default else ''} MRR@10 | nDCG@10 |"
-            for b, g in betas
+            f" all 20 {b:g}:{g:g}:{lam:g}{'*' if (b, g, lam) == default else ''} MRR@10 | nDCG@10 |"
+            for b, g, lam in betas
         )
         head += "".join(f" all 20 depth {d} MRR@10 | nDCG@10 |" for d in depths)
         head += f" all 20, best {BREADTH} ranked by probe MRR@10 | nDCG@10 |"
@@ -264,15 +282,18 @@ def main(argv: list[str] | None = None) -> None:
         print("| **mean** | | " + " | ".join(f"{v:.3f}" for v in means) + " |")
         worst = [min(r[4 + 2 * j] - r[2] for r in rows) for j in range(len(betas))]
         print(
-            "\nlargest loss of MRR@10 against alone, per beta:gamma: "
-            + ", ".join(f"{b:g}:{g:g}: {w:+.3f}" for (b, g), w in zip(betas, worst, strict=True))
+            "\nlargest loss of MRR@10 against alone, per beta:gamma:lambda: "
+            + ", ".join(
+                ":".join(f"{x:g}" for x in m) + f": {w:+.3f}"
+                for m, w in zip(betas, worst, strict=True)
+            )
         )
         if depths and default in betas:
             at = 4 + 2 * betas.index(default)
             for j, d in enumerate(depths):
                 col = 4 + 2 * len(betas) + 2 * j
                 print(
-                    f"depth {d} against {DEPTH} (mix {default[0]:g}:{default[1]:g}), mean MRR@10 "
+                    f"depth {d} against {DEPTH} (the default mix), mean MRR@10 "
                     f"{means[col - 2] - means[at - 2]:+.3f}, per repository from "
                     f"{min(r[col] - r[at] for r in rows):+.3f} to "
                     f"{max(r[col] - r[at] for r in rows):+.3f}"

@@ -7,7 +7,8 @@ file aggregation), so a large repository never crowds a small one out of a chann
 shards' lists are then merged by one cross-shard score that keeps every shard's own order:
 
     merged = score in its shard x exp(SHARD_BETA x (shard's best meaning cosine - the best
-             of any shard) + SHARD_GAMMA x (shard's coverage - the best coverage))
+             of any shard) + SHARD_GAMMA x (shard's coverage - the best coverage)
+             + SHARD_LAMBDA x (shard's likelihood - the best likelihood))
 
 Within a shard the order is unchanged, so a repository's own answers keep their quality;
 what decides how shards interleave is a signal that is comparable between them: the cosine
@@ -19,8 +20,13 @@ the query than another shard's gets its whole list scaled down. The second signa
 comparable too: chunk counts. A shard's coverage is the share of the query's terms it holds,
 each weighted by its idf over the whole workspace (1 - exp(-df / DF_HALF) of it), so a word
 that names one repository's subject ("pane", "DataArray", "lint") pulls that repository up.
-SHARD_BETA and SHARD_GAMMA were chosen on the 20 development repositories
-(bench/shards_bench.py).
+Coverage saturates: a shard holding a word in three chunks counts as holding it. The third
+signal, from the same counts, says how much: a shard's likelihood is the mean log-probability
+of the query's terms under its vocabulary (the share of its chunks holding each term, smoothed
+toward the workspace's share: query-likelihood resource selection), so "window" weighs for a
+repository where every tenth chunk says it over one that says it in three. The factors are
+computed in pix/shard_factors.py; SHARD_BETA, SHARD_GAMMA and SHARD_LAMBDA were chosen on the
+20 development repositories (bench/shards_bench.py).
 
 In a workspace of at least 16 shards only the 8 of largest factor are ranked (and any shard
 where a name the query spells is defined, or its phrase is held verbatim): a probe reads each
@@ -59,6 +65,15 @@ from pix.query import (
 )
 from pix.retrieve.rank import by_file
 from pix.retrieve.search import RRF_K, Hit
+from pix.shard_factors import (
+    MEANING,
+    SHARD_BETA,
+    SHARD_GAMMA,
+    SHARD_LAMBDA,
+    coverage,
+    likelihood,
+    shard_factors,
+)
 from pix.shard_probe import (
     BREADTH,
     PROBE_FACTOR,
@@ -71,12 +86,6 @@ from pix.shard_probe import (
 from pix.snapshot import Snapshot, changed_files, select_snapshot
 from pix.workspace import Shard, Workspace
 
-# How strongly the meaning gap and the vocabulary gap between shards scale a shard's list:
-# chosen on the 20 development repositories (bench/shards_bench.py; a grid of beta 3-10, gamma
-# 1-8 and DF_HALF 1-10 on 200 queries not among those the bench reports: a flat optimum).
-SHARD_BETA = 5.0
-SHARD_GAMMA = 3.0
-MEANING = ("dense", "static")  # comparable across shards: one model, one static table
 THREADS = max(1, min(4, os.cpu_count() or 1))
 EMBED_KEPT = 8  # query vectors kept (a workspace embeds each query once, for every shard)
 
@@ -356,52 +365,6 @@ def shard_ranking(
     )  # fmt: skip
 
 
-def coverage(answers: dict[str, ShardAnswer] | dict[str, ShardProbe]) -> dict[str, float]:
-    """name -> the share of the query's information its vocabulary holds: each term weighs
-    its idf over the whole workspace, and counts for a shard by how much of it the shard holds
-    (1 - exp(-df / DF_HALF)), so a term that names one repository's subject weighs most."""
-    total = sum(a.chunks for a in answers.values()) or 1
-    terms = {t for a in answers.values() for t in a.df}
-    idf = {}
-    for t in terms:
-        df = sum(a.df.get(t, 0) for a in answers.values())
-        idf[t] = math.log(1 + total / (df + 1))
-    norm = sum(idf.values()) or 1.0
-    return {
-        name: sum(w * (1 - math.exp(-a.df.get(t, 0) / DF_HALF)) for t, w in idf.items()) / norm
-        for name, a in answers.items()
-    }
-
-
-DF_HALF = 1.0  # chunks holding a term for a shard to count as holding it (63%)
-
-
-def shard_factors(
-    answers: dict[str, ShardAnswer] | dict[str, ShardProbe],
-    beta: float = SHARD_BETA,
-    gamma: float = SHARD_GAMMA,
-) -> dict[str, tuple[float, str | None, float | None]]:
-    """name -> (factor, channel, cosine): each shard's list is scaled by how far its nearest
-    chunk is from the best shard's, in the meaning space they all share, and by how much less
-    of the query's vocabulary it holds than the best shard. From the shards' answers, or from
-    their probes (the same signals, pix/shard_probe.py)."""
-    cover = coverage(answers) if gamma else {name: 0.0 for name in answers}
-    top_cover = max(cover.values(), default=0.0)
-    gap = {name: gamma * (cover[name] - top_cover) for name in answers}
-    for channel in MEANING:
-        if all(channel in a.meaning for a in answers.values()):
-            best = max(a.meaning[channel] for a in answers.values())
-            return {
-                name: (
-                    math.exp(beta * (a.meaning[channel] - best) + gap[name]),
-                    channel,
-                    a.meaning[channel],
-                )
-                for name, a in answers.items()
-            }
-    return {name: (math.exp(gap[name]), None, None) for name in answers}
-
-
 def merge(
     answers: dict[str, ShardAnswer],
     order: list[str],
@@ -409,11 +372,12 @@ def merge(
     beta: float = SHARD_BETA,
     gamma: float = SHARD_GAMMA,
     probes: dict[str, ShardProbe] | None = None,
+    lam: float = SHARD_LAMBDA,
 ) -> list[tuple[str, Hit, float]]:
     """The best `top` of all shards' lists by merged score (then workspace order, then each
     shard's own order): (shard, hit, factor). `probes`: every selected shard's, when only
     some were ranked (their factors are then those of all the shards asked)."""
-    factors = shard_factors(probes or answers, beta, gamma)
+    factors = shard_factors(probes or answers, beta, gamma, lam)
     place = {name: i for i, name in enumerate(order)}
     pooled = [
         (hit.score * factors[name][0], place[name], i, name, hit)
@@ -465,6 +429,7 @@ def query_shards(
     warn_unrevealed(((f"{r}: {p}", f) for (r, _, p), f in files.items()), reveal, warnings)
     factors = shard_factors(probes or answers, beta)
     cover = coverage(probes or answers)
+    fit = likelihood(probes or answers)
     projected = []
     for res, (name, _, factor) in zip(results, chosen, strict=False):
         out = {"repo": name, **project(res, request, answers[name].snapshot)}
@@ -475,6 +440,7 @@ def query_shards(
                 "channel": channel,
                 "cosine": round(cosine, 6) if cosine is not None else None,
                 "coverage": round(cover[name], 6),
+                "likelihood": round(fit[name], 6),
             }
         projected.append(out)
     lead = chosen[0][0] if chosen else next(iter(answers))
@@ -512,6 +478,7 @@ def query_shards(
             "definitions": first.names,
             "shardBeta": beta,
             "shardGamma": SHARD_GAMMA,
+            "shardLambda": SHARD_LAMBDA,
         }
     return response
 

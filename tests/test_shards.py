@@ -5,8 +5,10 @@ real model; damaged, missing, foreign and other-model shards are real files."""
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -19,7 +21,15 @@ from pix.index import index_repository
 from pix.query import QueryEngine, QueryRequest
 from pix.schemas import bundled
 from pix.shard_probe import probe, probes_apply
-from pix.shards import ShardSet, query_shards, shard_ranking
+from pix.shards import (
+    SHARD_LAMBDA,
+    ShardSet,
+    coverage,
+    likelihood,
+    query_shards,
+    shard_factors,
+    shard_ranking,
+)
 from pix.store import open_store
 from pix.workspace import load_workspace
 
@@ -399,5 +409,48 @@ def test_a_shard_that_cannot_be_probed_leaves_every_shard_ranked(workspace, tmp_
             (name, True) for name in REPOS
         ]
         assert any("repository gone did not answer" in w for w in answer["warnings"])
+    finally:
+        shards.close()
+
+
+def test_the_shard_that_says_the_query_words_most_often_leads(tmp_path):
+    """Coverage saturates (three chunks holding a word count as holding it); the likelihood
+    does not: of two repositories that both hold "viewport", the one where most chunks say it
+    leads the one where 3 of 30 do, by likelihood, and its factor, by that alone."""
+    dense = {
+        f"view/port{i}.py": f"def viewport_{i}(frame):\n    return frame.viewport\n"
+        for i in range(5)
+    }
+    dense["view/colour.py"] = "def colour(frame):\n    return frame.colour\n"
+    sparse = {
+        f"parse/rule{i}.py": f"def rule_{i}(token):\n    return token.kind == {i}\n"
+        for i in range(27)
+    }
+    sparse |= {
+        f"parse/view{i}.py": f"def view_{i}(token):\n    return token.viewport\n" for i in range(3)
+    }
+    for name, files in (("dense", dense), ("sparse", sparse)):
+        index_repository(str(new_repo(tmp_path / name, files)), embed=False)
+    (tmp_path / "pix.toml").write_text('[[repo]]\npath = "dense"\n\n[[repo]]\npath = "sparse"\n')
+    shards = ShardSet(load_workspace(tmp_path))
+    try:
+        request = QueryRequest(query="viewport", mode="file", no_content=True)
+        probes = {name: probe(engine, request) for name, engine in shards.engines.items()}
+        assert probes["dense"].df == {"viewport": 5} and probes["sparse"].df == {"viewport": 3}
+        cover, fit = coverage(probes), likelihood(probes)
+        assert abs(cover["dense"] - cover["sparse"]) < 0.05  # both "hold" the word
+        assert fit["dense"] > fit["sparse"] + 0.2  # 5 of 6 chunks against 3 of 30
+        without = shard_factors(probes, beta=0.0, lam=0.0)
+        with_fit = shard_factors(probes, beta=0.0)
+        assert with_fit["dense"][0] == without["dense"][0] == 1.0
+        gap = math.exp(SHARD_LAMBDA * (fit["sparse"] - fit["dense"]))
+        assert with_fit["sparse"][0] == pytest.approx(without["sparse"][0] * gap)
+        assert with_fit["sparse"][0] < without["sparse"][0]
+        answer = query_shards(shards, replace(request, explain=True))
+        assert valid(answer, "query-response.v2.json") == []
+        assert answer["results"][0]["repo"] == "dense"
+        shown = {r["repo"]: r["explain"]["shard"] for r in answer["results"]}
+        assert shown["dense"]["likelihood"] == round(fit["dense"], 6)
+        assert answer["explain"]["shardLambda"] == SHARD_LAMBDA
     finally:
         shards.close()

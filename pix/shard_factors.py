@@ -1,0 +1,97 @@
+"""The factor each shard's list is merged with (issue 13; pix/shards.py merges): the signals
+that are comparable between shards, read from their answers or their probes
+(pix/shard_probe.py): the nearest chunk's cosine in the meaning space they share, and chunk
+counts (the query's terms' document frequencies, each shard's size).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pix.shard_probe import ShardProbe
+    from pix.shards import ShardAnswer
+
+# How strongly the meaning gap and the vocabulary gap between shards scale a shard's list:
+# chosen on the 20 development repositories (bench/shards_bench.py; a grid of beta 3-10, gamma
+# 1-8 and DF_HALF 1-10 on 200 queries not among those the bench reports: a flat optimum).
+SHARD_BETA = 5.0
+SHARD_GAMMA = 3.0
+# The likelihood gap's weight, and the smoothing (in chunks) toward the workspace's vocabulary:
+# tuned on other queries of the same 20 repositories than those the bench reports (see
+# bench/README.md, "likelihood").
+SHARD_LAMBDA = 1.0
+LIKELIHOOD_MU = 100.0
+MEANING = ("dense", "static")  # comparable across shards: one model, one static table
+
+
+def coverage(answers: dict[str, ShardAnswer] | dict[str, ShardProbe]) -> dict[str, float]:
+    """name -> the share of the query's information its vocabulary holds: each term weighs
+    its idf over the whole workspace, and counts for a shard by how much of it the shard holds
+    (1 - exp(-df / DF_HALF)), so a term that names one repository's subject weighs most."""
+    total = sum(a.chunks for a in answers.values()) or 1
+    terms = {t for a in answers.values() for t in a.df}
+    idf = {}
+    for t in terms:
+        df = sum(a.df.get(t, 0) for a in answers.values())
+        idf[t] = math.log(1 + total / (df + 1))
+    norm = sum(idf.values()) or 1.0
+    return {
+        name: sum(w * (1 - math.exp(-a.df.get(t, 0) / DF_HALF)) for t, w in idf.items()) / norm
+        for name, a in answers.items()
+    }
+
+
+DF_HALF = 1.0  # chunks holding a term for a shard to count as holding it (63%)
+
+
+def likelihood(
+    answers: dict[str, ShardAnswer] | dict[str, ShardProbe], mu: float = LIKELIHOOD_MU
+) -> dict[str, float]:
+    """name -> the mean over the query's terms of log P(term | shard): the share of the shard's
+    chunks holding the term, Dirichlet-smoothed by `mu` chunks of the workspace's share (half a
+    chunk added, so a term no shard holds costs every shard alike). Unlike coverage it does not
+    saturate: the shard that says the query's words most often, for its size, leads."""
+    total = sum(a.chunks for a in answers.values()) or 1
+    terms = sorted({t for a in answers.values() for t in a.df})
+    if not terms:
+        return {name: 0.0 for name in answers}
+    share = {t: (sum(a.df.get(t, 0) for a in answers.values()) + 0.5) / total for t in terms}
+    return {
+        name: sum(math.log((a.df.get(t, 0) + mu * share[t]) / (a.chunks + mu)) for t in terms)
+        / len(terms)
+        for name, a in answers.items()
+    }
+
+
+def shard_factors(
+    answers: dict[str, ShardAnswer] | dict[str, ShardProbe],
+    beta: float = SHARD_BETA,
+    gamma: float = SHARD_GAMMA,
+    lam: float = SHARD_LAMBDA,
+) -> dict[str, tuple[float, str | None, float | None]]:
+    """name -> (factor, channel, cosine): each shard's list is scaled by how far its nearest
+    chunk is from the best shard's, in the meaning space they all share, and by how much less
+    of the query's vocabulary it holds, and how much less likely its vocabulary makes the
+    query, than the best shard. From the shards' answers, or from their probes (the same
+    signals, pix/shard_probe.py)."""
+    cover = coverage(answers) if gamma else {name: 0.0 for name in answers}
+    top_cover = max(cover.values(), default=0.0)
+    fit = likelihood(answers) if lam else {name: 0.0 for name in answers}
+    top_fit = max(fit.values(), default=0.0)
+    gap = {
+        name: gamma * (cover[name] - top_cover) + lam * (fit[name] - top_fit) for name in answers
+    }
+    for channel in MEANING:
+        if all(channel in a.meaning for a in answers.values()):
+            best = max(a.meaning[channel] for a in answers.values())
+            return {
+                name: (
+                    math.exp(beta * (a.meaning[channel] - best) + gap[name]),
+                    channel,
+                    a.meaning[channel],
+                )
+                for name, a in answers.items()
+            }
+    return {name: (math.exp(gap[name]), None, None) for name in answers}
