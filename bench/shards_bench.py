@@ -2,7 +2,7 @@
 
     python -m bench.shards_bench [--mirrors DIR] [--queries N] [--latency N] [--threads 1,2]
                                  [--sizes 1,5,10,20] [--depths 100] [--mixes B:G:L,..]
-                                 [--no-quality] [--no-latency]
+                                 [--skip N] [--no-quality] [--no-latency]
 
 The workspace is the 20 repositories with commit sets: the 14 language sets of bench/devsets,
 the shared requests and click sets, and the four `commitloc-shards` Python sets (pytest,
@@ -24,9 +24,10 @@ Tables (stdout; progress on stderr):
   alone; the quality table says what it costs). "shards ranked": from PROBE_FACTOR x BREADTH
   shards on, pix probes every shard and ranks the BREADTH of largest factor
   (pix/shard_probe.py); one server row ranks them all, as pix did before.
-- quality: each repository's own commit set (--queries per set, the first N), asked of that
-  repository alone (`QueryEngine.query`, as devbench does) and of all 20 (`query_shards`);
-  MRR@10 / nDCG@10 where a result of another repository is a miss. One row per repository,
+- quality: each repository's own commit set (--queries per set, the first N after --skip: tune
+  mixes with --skip 30, report without), asked of that repository alone (`QueryEngine.query`,
+  as devbench does) and of all 20 (`query_shards`); MRR@10 / nDCG@10 where a result of another
+  repository is a miss. One row per repository,
   then the mean; one column pair per beta:gamma:lambda mix (SHARD_BETA: the meaning gap,
   SHARD_GAMMA: the vocabulary gap, SHARD_LAMBDA: the likelihood gap; 0:0:0 is a plain merge of
   the shards' own scores; the default marked *).
@@ -172,7 +173,11 @@ def latency(
 
 
 def quality_rows(
-    sets, per_set: int, betas: list[tuple[float, float, float]], depths: list[int]
+    sets,
+    per_set: int,
+    betas: list[tuple[float, float, float]],
+    depths: list[int],
+    skip: int = 0,
 ) -> list[tuple]:
     workspace = Workspace(None, tuple(shard for shard, _ in sets))
     shards = ShardSet(workspace, threads=2, breadth=None)
@@ -185,7 +190,7 @@ def quality_rows(
         alone, across, chosen = [], {b: [] for b in betas}, []
         shallow: dict[int, list] = {d: [] for d in depths}
         t0 = time.perf_counter()
-        for q in qs[:per_set]:
+        for q in qs[skip : skip + per_set]:
             gold = [f"{shard.name}/{g}" for g in q["gold_files"]]
             own = quality.rank_files(engine, q["query"])
             alone.append(([f"{shard.name}/{f}" for f in own], gold))
@@ -223,6 +228,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mirrors", help="folder of <owner>+<name>/repo bare git dirs")
     parser.add_argument("--queries", type=int, default=100, help="queries per set (quality)")
+    parser.add_argument(
+        "--skip",
+        type=int,
+        default=0,
+        help="leave out each set's first N queries (tune on others than those reported)",
+    )
     parser.add_argument("--latency", type=int, default=60, help="queries timed per row")
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="shard counts timed")
@@ -265,7 +276,7 @@ def main(argv: list[str] | None = None) -> None:
         print()
     if not args.no_quality:
         betas = [mix(m) for m in args.mixes.split(",")]
-        rows = quality_rows(sets, args.queries, betas, depths)
+        rows = quality_rows(sets, args.queries, betas, depths, args.skip)
         default = (SHARD_BETA, SHARD_GAMMA, SHARD_LAMBDA)
         head = "| repository | queries | alone MRR@10 | alone nDCG@10 |"
         head += "".join(
