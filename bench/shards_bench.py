@@ -27,8 +27,8 @@ Tables (stdout; progress on stderr):
 - quality: each repository's own commit set (--queries per set, the first N after --skip: tune
   mixes with --skip 30, report without), asked of that repository alone (`QueryEngine.query`,
   as devbench does) and of all 20 (`query_shards`); MRR@10 / nDCG@10 where a result of another
-  repository is a miss. One row per repository,
-  then the mean; one column pair per beta:gamma:lambda mix (SHARD_BETA: the meaning gap,
+  repository is a miss. One row per repository, then the mean; one column pair per
+  beta:gamma:lambda mix (SHARD_BETA: the meaning gap,
   SHARD_GAMMA: the vocabulary gap, SHARD_LAMBDA: the likelihood gap; 0:0:0 is a plain merge of
   the shards' own scores; the default marked *).
   Each query's shard rankings are computed once and merged with every mix (pix.shards.merge
@@ -50,16 +50,9 @@ from pix.index import index_repository
 from pix.mcp import WORKSPACE_FRESH_SECONDS
 from pix.query import QueryRequest
 from pix.retrieve.search import DEPTH
+from pix.shard_factors import SHARD_BETA, SHARD_GAMMA, SHARD_LAMBDA, shard_factors
 from pix.shard_probe import BREADTH, PROBE_FACTOR
-from pix.shards import (
-    SHARD_BETA,
-    SHARD_GAMMA,
-    SHARD_LAMBDA,
-    ShardSet,
-    merge,
-    query_shards,
-    shard_ranking,
-)
+from pix.shards import ShardSet, merge, query_shards, shard_ranking
 from pix.workspace import Shard, Workspace
 
 SHARED = ("requests", "click")
@@ -197,7 +190,7 @@ def quality_rows(
             req = request(q["query"])
             answers = shards.map(workspace.shards, lambda e, req=req: shard_ranking(e, req))
             for beta in betas:
-                merged = merge(answers, order, 10, beta[0], beta[1], lam=beta[2])
+                merged = merge(answers, order, 10, shard_factors(answers, *beta))
                 across[beta].append(([f"{n}/{h.path}" for n, h, _ in merged], gold))
             answer = query_shards(probed, req)
             chosen.append(([f"{r['repo']}/{r['file']}" for r in answer["results"]], gold))

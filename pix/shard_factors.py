@@ -7,7 +7,7 @@ counts (the query's terms' document frequencies, each shard's size).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from pix.shard_probe import ShardProbe
@@ -24,6 +24,18 @@ SHARD_GAMMA = 3.0
 SHARD_LAMBDA = 1.0
 LIKELIHOOD_MU = 100.0
 MEANING = ("dense", "static")  # comparable across shards: one model, one static table
+DF_HALF = 1.0  # chunks holding a term for a shard to count as holding it (63%)
+
+
+class ShardFactor(NamedTuple):
+    """What a shard's list is scaled by in the merge, and the signals it came from (shown by
+    --explain)."""
+
+    factor: float
+    channel: str | None  # the meaning channel compared (None: the shards share none)
+    cosine: float | None  # the shard's nearest chunk's cosine in it
+    coverage: float
+    likelihood: float
 
 
 def coverage(answers: dict[str, ShardAnswer] | dict[str, ShardProbe]) -> dict[str, float]:
@@ -41,9 +53,6 @@ def coverage(answers: dict[str, ShardAnswer] | dict[str, ShardProbe]) -> dict[st
         name: sum(w * (1 - math.exp(-a.df.get(t, 0) / DF_HALF)) for t, w in idf.items()) / norm
         for name, a in answers.items()
     }
-
-
-DF_HALF = 1.0  # chunks holding a term for a shard to count as holding it (63%)
 
 
 def likelihood(
@@ -70,28 +79,21 @@ def shard_factors(
     beta: float = SHARD_BETA,
     gamma: float = SHARD_GAMMA,
     lam: float = SHARD_LAMBDA,
-) -> dict[str, tuple[float, str | None, float | None]]:
-    """name -> (factor, channel, cosine): each shard's list is scaled by how far its nearest
-    chunk is from the best shard's, in the meaning space they all share, and by how much less
-    of the query's vocabulary it holds, and how much less likely its vocabulary makes the
-    query, than the best shard. From the shards' answers, or from their probes (the same
-    signals, pix/shard_probe.py)."""
-    cover = coverage(answers) if gamma else {name: 0.0 for name in answers}
-    top_cover = max(cover.values(), default=0.0)
-    fit = likelihood(answers) if lam else {name: 0.0 for name in answers}
-    top_fit = max(fit.values(), default=0.0)
-    gap = {
-        name: gamma * (cover[name] - top_cover) + lam * (fit[name] - top_fit) for name in answers
-    }
-    for channel in MEANING:
-        if all(channel in a.meaning for a in answers.values()):
-            best = max(a.meaning[channel] for a in answers.values())
-            return {
-                name: (
-                    math.exp(beta * (a.meaning[channel] - best) + gap[name]),
-                    channel,
-                    a.meaning[channel],
-                )
-                for name, a in answers.items()
-            }
-    return {name: (math.exp(gap[name]), None, None) for name in answers}
+) -> dict[str, ShardFactor]:
+    """Each shard's factor: its list is scaled by how far its nearest chunk is from the best
+    shard's, in the meaning space they all share, by how much less of the query's vocabulary
+    it holds, and by how much less likely its vocabulary makes the query, than the best
+    shard's. From the shards' answers, or from their probes (the same signals,
+    pix/shard_probe.py)."""
+    cover, fit = coverage(answers), likelihood(answers)
+    top_cover, top_fit = max(cover.values(), default=0.0), max(fit.values(), default=0.0)
+    channel = next((c for c in MEANING if all(c in a.meaning for a in answers.values())), None)
+    best = max(a.meaning[channel] for a in answers.values()) if channel else 0.0
+    out = {}
+    for name, a in answers.items():
+        cosine = a.meaning[channel] if channel else None
+        gap = gamma * (cover[name] - top_cover) + lam * (fit[name] - top_fit)
+        if channel:
+            gap += beta * (cosine - best)
+        out[name] = ShardFactor(math.exp(gap), channel, cosine, cover[name], fit[name])
+    return out

@@ -70,8 +70,7 @@ from pix.shard_factors import (
     SHARD_BETA,
     SHARD_GAMMA,
     SHARD_LAMBDA,
-    coverage,
-    likelihood,
+    ShardFactor,
     shard_factors,
 )
 from pix.shard_probe import (
@@ -239,7 +238,7 @@ class ShardSet:
         probes = self.map(selected, one)
         if any(not isinstance(p, ShardProbe) for p in probes.values()):
             return selected, None
-        factors = {name: f for name, (f, _, _) in shard_factors(probes).items()}
+        factors = {name: f.factor for name, f in shard_factors(probes).items()}
         keep = to_rank(probes, factors, [s.name for s in selected], self.breadth)
         return [s for s in selected if s.name in keep], probes
 
@@ -369,24 +368,22 @@ def merge(
     answers: dict[str, ShardAnswer],
     order: list[str],
     top: int,
-    beta: float = SHARD_BETA,
-    gamma: float = SHARD_GAMMA,
-    probes: dict[str, ShardProbe] | None = None,
-    lam: float = SHARD_LAMBDA,
+    factors: dict[str, ShardFactor] | None = None,
 ) -> list[tuple[str, Hit, float]]:
     """The best `top` of all shards' lists by merged score (then workspace order, then each
-    shard's own order): (shard, hit, factor). `probes`: every selected shard's, when only
-    some were ranked (their factors are then those of all the shards asked)."""
-    factors = shard_factors(probes or answers, beta, gamma, lam)
+    shard's own order): (shard, hit, factor). `factors`: shard_factors of the answers by
+    default; a caller passes its own when only some shards were ranked (the factors of all
+    the shards probed) or to merge with other weights."""
+    factors = factors or shard_factors(answers)
     place = {name: i for i, name in enumerate(order)}
     pooled = [
-        (hit.score * factors[name][0], place[name], i, name, hit)
+        (hit.score * factors[name].factor, place[name], i, name, hit)
         for name, answer in answers.items()
         for i, hit in enumerate(answer.ranked[:top])
     ]
     pooled.sort(key=lambda row: (-row[0], row[1], row[2]))
     return [
-        (name, replace(hit, score=score), factors[name][0])
+        (name, replace(hit, score=score), factors[name].factor)
         for score, _, _, name, hit in pooled[:top]
     ]
 
@@ -407,7 +404,8 @@ def query_shards(
     selected = shards.select(repos if repos is not None else request.repos)
     ranked, probes = shards.choose(selected, request, auto_refresh)
     answers = shards.rank(ranked, request, auto_refresh, warnings, probes=probes)
-    chosen = merge(answers, [s.name for s in selected], request.top, beta, probes=probes)
+    factors = shard_factors(probes or answers, beta)
+    chosen = merge(answers, [s.name for s in selected], request.top, factors)
     top_score = chosen[0][1].score if chosen else 0.0
     results: list[Result] = []
     files: dict[tuple[str, str, str], object] = {}
@@ -427,20 +425,17 @@ def query_shards(
             shown = files[(res.repo, res.blob, res.path)]
             redactions.add(f"{res.repo}/{res.blob}", shown.secrets_in(*lines), shown)
     warn_unrevealed(((f"{r}: {p}", f) for (r, _, p), f in files.items()), reveal, warnings)
-    factors = shard_factors(probes or answers, beta)
-    cover = coverage(probes or answers)
-    fit = likelihood(probes or answers)
     projected = []
     for res, (name, _, factor) in zip(results, chosen, strict=False):
         out = {"repo": name, **project(res, request, answers[name].snapshot)}
         if request.explain:
-            _, channel, cosine = factors[name]
+            f = factors[name]
             out["explain"]["shard"] = {
                 "factor": round(factor, 6),
-                "channel": channel,
-                "cosine": round(cosine, 6) if cosine is not None else None,
-                "coverage": round(cover[name], 6),
-                "likelihood": round(fit[name], 6),
+                "channel": f.channel,
+                "cosine": round(f.cosine, 6) if f.cosine is not None else None,
+                "coverage": round(f.coverage, 6),
+                "likelihood": round(f.likelihood, 6),
             }
         projected.append(out)
     lead = chosen[0][0] if chosen else next(iter(answers))
@@ -487,7 +482,7 @@ def repos_listing(
     selected: list[Shard],
     answers: dict[str, ShardAnswer],
     probes: dict[str, ShardProbe] | None,
-    factors: dict[str, tuple],
+    factors: dict[str, ShardFactor],
     shown: list[tuple[str, Hit, float]],
     asked: set[str],
 ) -> list[dict]:
@@ -509,7 +504,7 @@ def repos_listing(
                 "snapshot": snapshot.describe(),
                 "candidates": candidates,
                 "results": sum(1 for n, _, _ in shown if n == name),
-                "factor": round(factors[name][0], 6),
+                "factor": round(factors[name].factor, 6),
                 "ranked": name in answers,
             }
         )

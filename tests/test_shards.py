@@ -20,16 +20,9 @@ from mcp import Client, StdioServerParameters
 from pix.index import index_repository
 from pix.query import QueryEngine, QueryRequest
 from pix.schemas import bundled
+from pix.shard_factors import SHARD_LAMBDA, coverage, likelihood, shard_factors
 from pix.shard_probe import probe, probes_apply
-from pix.shards import (
-    SHARD_LAMBDA,
-    ShardSet,
-    coverage,
-    likelihood,
-    query_shards,
-    shard_factors,
-    shard_ranking,
-)
+from pix.shards import ShardSet, query_shards, shard_ranking
 from pix.store import open_store
 from pix.workspace import load_workspace
 
@@ -442,10 +435,10 @@ def test_the_shard_that_says_the_query_words_most_often_leads(tmp_path):
         assert fit["dense"] > fit["sparse"] + 0.2  # 5 of 6 chunks against 3 of 30
         without = shard_factors(probes, beta=0.0, lam=0.0)
         with_fit = shard_factors(probes, beta=0.0)
-        assert with_fit["dense"][0] == without["dense"][0] == 1.0
+        assert with_fit["dense"].factor == without["dense"].factor == 1.0
         gap = math.exp(SHARD_LAMBDA * (fit["sparse"] - fit["dense"]))
-        assert with_fit["sparse"][0] == pytest.approx(without["sparse"][0] * gap)
-        assert with_fit["sparse"][0] < without["sparse"][0]
+        assert with_fit["sparse"].factor == pytest.approx(without["sparse"].factor * gap)
+        assert with_fit["sparse"].factor < without["sparse"].factor
         answer = query_shards(shards, replace(request, explain=True))
         assert valid(answer, "query-response.v2.json") == []
         assert answer["results"][0]["repo"] == "dense"

@@ -299,7 +299,8 @@ TOPICS = [
 
 def test_a_large_workspace_ranks_the_shards_its_probe_chooses(installed, tmp_path):
     """Sixteen repositories from the installed wheel: each is probed, the 8 of largest factor
-    are ranked (the others listed with ranked false), and the answer is the geometry one's."""
+    are ranked (the others listed with ranked false), and the answer is the geometry one's,
+    with each result's shard signals explained (pix/shard_factors.py)."""
     lines = [f'[[repo]]\nname = "geo"\npath = "{installed.repo}"\n']
     for i, topic in enumerate(TOPICS):
         name = f"r{i:02d}"
@@ -313,10 +314,14 @@ def test_a_large_workspace_ranks_the_shards_its_probe_chooses(installed, tmp_pat
     assert done.returncode == 0, done.stderr
     across = installed.json(
         "query", "compute the area of a round shape", "--workspace", str(workspace),
-        "--json", "--file", "--top", "3",
+        "--json", "--file", "--top", "3", "--explain",
     )  # fmt: skip
     _validator(across, "query").validate(across)
     assert across["results"][0]["repo"] == "geo"
+    assert across["explain"]["shardLambda"] > 0
+    shown = {r["repo"]: r["explain"]["shard"] for r in across["results"]}
+    assert shown["geo"]["factor"] == max(s["factor"] for s in shown.values())
+    assert all(s["likelihood"] <= shown["geo"]["likelihood"] for s in shown.values())
     assert across["results"][0]["file"] == "geo.py"
     assert len(across["repos"]) == 16
     assert sum(r["ranked"] for r in across["repos"]) == 8
