@@ -17,7 +17,9 @@ Tables (stdout; progress on stderr):
   order, which alternates small and large databases); with 1 and 2 threads checking every
   shard's work tree on every query (what a one-shot `pix query --workspace` does, minus opening
   the databases), and with 2 threads trusting a check for 2 s (what `pix mcp --workspace`
-  does); median and p90 ms of `query_shards` over the same --latency queries (drawn evenly
+  does with --no-refresh; one that re-indexes changed shards checks every shard's work tree
+  once its check is 2 s old, and the line under the table gives what checking all of them
+  costs); median and p90 ms of `query_shards` over the same --latency queries (drawn evenly
   from the 20 sets), the configurations taken in turns. Each of --depths adds a row of the
   server configuration asking each shard for that many candidates per channel instead of
   pix.retrieve.search.DEPTH (ShardSet depth: faster, and each shard ranks otherwise than
@@ -53,6 +55,7 @@ from pix.retrieve.search import DEPTH
 from pix.shard_factors import SHARD_BETA, SHARD_GAMMA, SHARD_LAMBDA, shard_factors
 from pix.shard_probe import BREADTH, PROBE_FACTOR
 from pix.shards import ShardSet, merge, query_shards, shard_ranking
+from pix.snapshot import changed_files, select_snapshot
 from pix.workspace import Shard, Workspace
 
 SHARED = ("requests", "click")
@@ -138,6 +141,7 @@ def latency(
     configs += [(*server, DEPTH, None)]  # every shard ranked: what pix did before the probe
     configs += [(*server, d, BREADTH) for d in depths if d != DEPTH]
     rows = []
+    checks: dict[int, float] = {}
     for size in sizes:
         workspace = Workspace(None, tuple(shard for shard, _ in sets[:size]))
         chunks = 0
@@ -156,13 +160,29 @@ def latency(
                 t0 = time.perf_counter()
                 query_shards(shards, request(q))
                 times[c].append((time.perf_counter() - t0) * 1000)
+        checks[size] = check_ms(next(iter(opened.values())))
         for c, shards in opened.items():
             ms = sorted(times[c])
             p90 = ms[int(0.9 * (len(ms) - 1))]
             rows.append((size, chunks, *c, len(ms), statistics.median(ms), p90))
             shards.close()
         log(f"  latency: {size} shards done")
-    return rows
+    return rows, checks
+
+
+def check_ms(shards: ShardSet, runs: int = 5) -> float:
+    """Median ms of one work-tree check of every shard, one after another: what a server
+    that re-indexes changed shards (`pix mcp --workspace`) spends every WORKSPACE_FRESH_SECONDS
+    on top of its queries."""
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        for engine in shards.engines.values():
+            with engine.store.read():
+                snapshot = select_snapshot(engine.store, engine.target, None)
+                changed_files(engine.store, engine.target, snapshot)
+        times.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(times)
 
 
 def quality_rows(
@@ -252,7 +272,7 @@ def main(argv: list[str] | None = None) -> None:
     if not args.no_latency:
         threads = [int(t) for t in args.threads.split(",")]
         sizes = [int(n) for n in args.sizes.split(",")]
-        rows = latency(sets, args.latency, threads, sizes, depths)
+        rows, checks = latency(sets, args.latency, threads, sizes, depths)
         print(
             "| shards | chunks | threads | work tree checked | candidates per channel "
             "| shards ranked | queries | median ms | p90 ms |"
@@ -266,6 +286,11 @@ def main(argv: list[str] | None = None) -> None:
                 f"| {size} | {chunks:,} | {t} | {checked} | {depth} | {ranked} | {n} "
                 f"| {med:.1f} | {p90:.1f} |"
             )
+        print(
+            "\none work-tree check of every shard (a re-indexing server's, every "
+            f"{WORKSPACE_FRESH_SECONDS:g} s), median ms: "
+            + ", ".join(f"{n} shards {ms:.1f}" for n, ms in checks.items())
+        )
         print()
     if not args.no_quality:
         betas = [mix(m) for m in args.mixes.split(",")]

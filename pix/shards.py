@@ -230,9 +230,12 @@ class ShardSet:
             return selected, None
 
         def one(engine: QueryEngine) -> ShardProbe | None:
-            known = self.changes(engine, request)
-            if auto_refresh and (known is None or known):
-                return None
+            # Only a server that re-indexes needs every shard's work tree before the probe;
+            # otherwise just the ranked shards are checked (their answers warn of changes).
+            if auto_refresh:
+                known = self.changes(engine, request)
+                if known is None or known:
+                    return None
             return probe(engine, request)
 
         probes = self.map(selected, one)
