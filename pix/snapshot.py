@@ -104,12 +104,6 @@ def changed_files(store: Store, target: Target, snapshot: Snapshot) -> list[str]
         return []
     root = Path(snapshot.root)
     excluded = excluded_paths(target)
-    entries = (
-        scan.worktree_entries(root, excluded)
-        if target.is_git
-        else scan.list_folder(root, excluded).entries
-    )
-    now = {e.path: (e.size, e.mtime_ns) for e in entries}
     then = {
         path: (size, mtime)
         for path, _, size, mtime in store.conn.execute(sql.SNAPSHOT_FILES, (snapshot.id,))
@@ -118,4 +112,8 @@ def changed_files(store: Store, target: Target, snapshot: Snapshot) -> list[str]
         (path, (size, mtime))
         for path, _, size, mtime in store.conn.execute(sql.SNAPSHOT_SKIPPED, (snapshot.id,))
     )
+    if target.is_git:
+        now = scan.worktree_stats(root, then, excluded)
+    else:
+        now = {e.path: (e.size, e.mtime_ns) for e in scan.list_folder(root, excluded).entries}
     return sorted(p for p in now.keys() | then.keys() if now.get(p) != then.get(p))

@@ -1,0 +1,115 @@
+"""The work-tree check before every query: which files changed since the snapshot was indexed.
+
+`scan.worktree_stats` stats the snapshot's paths while git lists the tree in its own process;
+it must keep exactly the files the indexer's own listing (`scan.worktree_entries`) keeps, and
+`changed_files` must name every kind of change and nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from conftest import commit, new_repo, write
+
+from pix.errors import UsageError
+from pix.index import index_repository
+from pix.ingest import scan
+from pix.query import QueryEngine
+from pix.snapshot import changed_files, select_snapshot
+
+FILES = {
+    ".gitignore": "*.log\nbuild/\n",
+    "src/app.py": "def main():\n    return 1\n",
+    "src/util.py": "def helper():\n    return 2\n",
+    "docs/guide.md": "# Guide\n\nRead me.\n",
+    "keep.txt": "kept\n",
+}
+
+
+def reference(root: Path) -> dict[str, tuple[int, int]]:
+    return {e.path: (e.size, e.mtime_ns) for e in scan.worktree_entries(root)}
+
+
+def changed(root: Path, db: Path) -> list[str]:
+    engine = QueryEngine(db=str(db), cwd=str(root))
+    try:
+        with engine.store.read():
+            snapshot = select_snapshot(engine.store, engine.target, None)
+            return changed_files(engine.store, engine.target, snapshot)
+    finally:
+        engine.close()
+
+
+def later(path: Path) -> None:
+    """Move a file's mtime on without relying on the clock's resolution."""
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+
+
+def test_the_check_keeps_exactly_what_the_indexer_lists(tmp_path):
+    root = new_repo(tmp_path / "repo", FILES)
+    write(root, {"new.py": "x = 1\n", "debug.log": "ignored\n", "build/out.py": "ignored\n"})
+    (root / "src" / "link.py").symlink_to("app.py")
+    (root / "keep.txt").unlink()  # tracked, gone from the work tree
+    (root / "subdir_only").mkdir()
+    for own in (".pix.db", ".pix.db-wal"):
+        (root / own).write_bytes(b"not a file of the repository")
+    listed = reference(root)
+    assert "new.py" in listed and "src/link.py" in listed
+    assert not {"keep.txt", "debug.log", "build/out.py", ".pix.db", ".pix.db-wal"} & set(listed)
+    tracked = list(FILES)
+    for known in ([], tracked, list(listed), tracked + ["gone/never.py", "build/out.py"]):
+        assert scan.worktree_stats(root, known) == listed, known
+    # A path the snapshot excludes (the database's own name, when it lives in the tree) too.
+    excluded = frozenset({"src/util.py"})
+    assert "src/util.py" not in scan.worktree_stats(root, tracked, excluded)
+
+
+def test_a_listing_larger_than_a_pipe_is_read_whole(tmp_path):
+    # 2,000 untracked paths of ~60 bytes: about twice what a pipe holds before git would stop.
+    root = new_repo(tmp_path / "repo", FILES)
+    many = {f"generated/module_with_a_rather_long_name_{i:05d}.py": "" for i in range(2000)}
+    write(root, many)
+    listed = scan.worktree_stats(root, list(FILES))
+    assert listed == reference(root)
+    assert set(many) <= set(listed)
+
+
+def test_not_a_git_work_tree_is_a_clear_error(tmp_path):
+    with pytest.raises(UsageError, match="git ls-files failed"):
+        scan.worktree_stats(tmp_path, [])
+
+
+def test_changed_files_names_every_kind_of_change_and_nothing_else(tmp_path):
+    root = new_repo(tmp_path / "repo", FILES)
+    db = tmp_path / "index.db"
+    index_repository(str(root), str(db), embed=False)
+    assert changed(root, db) == []
+
+    write(root, {"src/app.py": "def main():\n    return 10\n"})  # content (and size)
+    later(root / "src" / "util.py")  # touched: same bytes, new mtime
+    (root / "keep.txt").unlink()  # deleted
+    write(root, {"notes/new.py": "y = 2\n"})  # untracked, not ignored
+    write(root, {"debug.log": "ignored\n", "build/x.py": "ignored\n"})  # ignored
+    (root / ".pix.db-wal").write_bytes(b"pix's own")
+    assert changed(root, db) == ["keep.txt", "notes/new.py", "src/app.py", "src/util.py"]
+
+    commit(root, "the changes")  # committing changes no file on disk
+    assert changed(root, db) == ["keep.txt", "notes/new.py", "src/app.py", "src/util.py"]
+    index_repository(str(root), str(db), embed=False)
+    assert changed(root, db) == []
+
+
+def test_a_plain_folder_is_checked_without_git(tmp_path):
+    root = tmp_path / "folder"
+    root.mkdir()
+    (root / "a.py").write_text("def a():\n    return 1\n", encoding="utf-8")
+    db = tmp_path / "index.db"
+    index_repository(str(root), str(db), embed=False)
+    assert changed(root, db) == []
+    time.sleep(0.01)
+    (root / "b.py").write_text("def b():\n    return 2\n", encoding="utf-8")
+    assert changed(root, db) == ["b.py"]
