@@ -2,7 +2,7 @@
 
     python -m bench.shards_bench [--mirrors DIR] [--queries N] [--latency N] [--threads 1,2]
                                  [--sizes 1,5,10,20] [--depths 100] [--mixes B:G:L,..]
-                                 [--skip N] [--no-quality] [--no-latency]
+                                 [--breadths 5,6,8] [--skip N] [--no-quality] [--no-latency]
 
 The workspace is the 20 repositories with commit sets: the 14 language sets of bench/devsets,
 the shared requests and click sets, and the four `commitloc-shards` Python sets (pytest,
@@ -35,8 +35,10 @@ Tables (stdout; progress on stderr):
   the shards' own scores; the default marked *).
   Each query's shard rankings are computed once and merged with every mix (pix.shards.merge
   is the function query_shards uses). Each of --depths adds a column pair: all 20 with the
-  default mix, each shard asked for that many candidates per channel. The last column pair is
-  `query_shards` as shipped: all 20 probed, the BREADTH of largest factor ranked.
+  default mix, each shard asked for that many candidates per channel. Each of --breadths adds a
+  column pair: all 20 probed and only that many of largest factor merged (with every shard a
+  name or phrase lifts), from the same rankings: what BREADTH would give. The last column pair
+  is `query_shards` as shipped: all 20 probed, the BREADTH of largest factor ranked.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ from pix.mcp import WORKSPACE_FRESH_SECONDS
 from pix.query import QueryRequest
 from pix.retrieve.search import DEPTH
 from pix.shard_factors import SHARD_BETA, SHARD_GAMMA, SHARD_LAMBDA, shard_factors
-from pix.shard_probe import BREADTH, PROBE_FACTOR
+from pix.shard_probe import BREADTH, PROBE_FACTOR, probe, to_rank
 from pix.shards import ShardSet, merge, query_shards, shard_ranking
 from pix.snapshot import changed_files, select_snapshot
 from pix.workspace import Shard, Workspace
@@ -191,6 +193,7 @@ def quality_rows(
     betas: list[tuple[float, float, float]],
     depths: list[int],
     skip: int = 0,
+    breadths: tuple[int, ...] = (),
 ) -> list[tuple]:
     workspace = Workspace(None, tuple(shard for shard, _ in sets))
     shards = ShardSet(workspace, threads=2, breadth=None)
@@ -202,6 +205,7 @@ def quality_rows(
         engine = shards.engines[shard.name]
         alone, across, chosen = [], {b: [] for b in betas}, []
         shallow: dict[int, list] = {d: [] for d in depths}
+        narrow: dict[int, list] = {k: [] for k in breadths}
         t0 = time.perf_counter()
         for q in qs[skip : skip + per_set]:
             gold = [f"{shard.name}/{g}" for g in q["gold_files"]]
@@ -212,6 +216,15 @@ def quality_rows(
             for beta in betas:
                 merged = merge(answers, order, 10, shard_factors(answers, *beta))
                 across[beta].append(([f"{n}/{h.path}" for n, h, _ in merged], gold))
+            if breadths:
+                probes = shards.map(workspace.shards, lambda e, req=req: probe(e, req))
+                factors = shard_factors(probes)
+                largest = {n: f.factor for n, f in factors.items()}
+                for k in breadths:
+                    keep = to_rank(probes, largest, order, k)
+                    kept = {n: a for n, a in answers.items() if n in keep}
+                    merged = merge(kept, order, 10, factors)
+                    narrow[k].append(([f"{n}/{h.path}" for n, h, _ in merged], gold))
             answer = query_shards(probed, req)
             chosen.append(([f"{r['repo']}/{r['file']}" for r in answer["results"]], gold))
             for d, few in fewer.items():
@@ -225,6 +238,9 @@ def quality_rows(
             row += [m["mrr@10"], m["ndcg@10"]]
         for d in depths:
             m = metrics.evaluate(shallow[d])
+            row += [m["mrr@10"], m["ndcg@10"]]
+        for k in breadths:
+            m = metrics.evaluate(narrow[k])
             row += [m["mrr@10"], m["ndcg@10"]]
         m = metrics.evaluate(chosen)
         row += [m["mrr@10"], m["ndcg@10"]]
@@ -261,6 +277,11 @@ def main(argv: list[str] | None = None) -> None:
         f"{SHARD_BETA:g}:{SHARD_GAMMA:g}:{SHARD_LAMBDA:g}",
         help="beta:gamma:lambda mixes to merge with (0:0:0: a plain merge of the shards' scores)",
     )
+    parser.add_argument(
+        "--breadths",
+        default="",
+        help="shards ranked after the probe to compare with BREADTH's (quality), e.g. 5,6,8",
+    )
     parser.add_argument("--no-quality", action="store_true")
     parser.add_argument("--no-latency", action="store_true")
     args = parser.parse_args(argv)
@@ -294,7 +315,8 @@ def main(argv: list[str] | None = None) -> None:
         print()
     if not args.no_quality:
         betas = [mix(m) for m in args.mixes.split(",")]
-        rows = quality_rows(sets, args.queries, betas, depths, args.skip)
+        breadths = tuple(int(k) for k in args.breadths.split(",") if k)
+        rows = quality_rows(sets, args.queries, betas, depths, args.skip, breadths)
         default = (SHARD_BETA, SHARD_GAMMA, SHARD_LAMBDA)
         head = "| repository | queries | alone MRR@10 | alone nDCG@10 |"
         head += "".join(
@@ -302,9 +324,10 @@ def main(argv: list[str] | None = None) -> None:
             for b, g, lam in betas
         )
         head += "".join(f" all 20 depth {d} MRR@10 | nDCG@10 |" for d in depths)
+        head += "".join(f" all 20 probed, best {k} MRR@10 | nDCG@10 |" for k in breadths)
         head += f" all 20, best {BREADTH} ranked by probe MRR@10 | nDCG@10 |"
         print(head)
-        print("|---|---:|" + "---:|" * (4 + 2 * len(betas) + 2 * len(depths)))
+        print("|---|---:|" + "---:|" * (4 + 2 * len(betas) + 2 * len(depths) + 2 * len(breadths)))
         for row in rows:
             print(f"| {row[0]} | {row[1]} | " + " | ".join(f"{v:.3f}" for v in row[2:]) + " |")
         means = [statistics.fmean(r[i] for r in rows) for i in range(2, len(rows[0]))]

@@ -4,9 +4,11 @@ channel and the question's term counts, so that only the shards whose lists can 
 merged top are ranked.
 
 A shard's merged scores are its own scores times its factor (pix/shards.py), and its factor
-depends on nothing but these two signals. On the 20 development repositories the merged top
-10 came from the BREADTH shards of largest factor: ranking those 8 gave the same MRR@10 and
-nDCG@10 as ranking all 20 (bench/shards_bench.py), in about half the time.
+depends on nothing but these signals. On the 20 development repositories the merged top 10
+came from the BREADTH shards of largest factor: ranking those 6 gave the same MRR@10 and
+nDCG@10 as ranking all 20 on every repository, on the 600 commit subjects the bench reports
+and on the next 600 (8 did too; 5 cost one repository 0.008 MRR@10; bench/shards_bench.py
+--breadths), in about a third of the time.
 
 The probe must read what the ranking would read, to the bit: it probes only where the
 ranking's candidates are the whole database's (no path filter, no --at, one snapshot's
@@ -31,7 +33,7 @@ from pix.retrieve.search import fts_query
 from pix.snapshot import Snapshot, select_snapshot
 from pix.store import search_sql
 
-BREADTH = 8  # shards ranked per question when the probe can choose them
+BREADTH = 6  # shards ranked per question when the probe can choose them
 PROBE_FACTOR = 2  # probe only workspaces of at least this many times BREADTH shards
 
 

@@ -28,7 +28,7 @@ repository where every tenth chunk says it over one that says it in three. The f
 computed in pix/shard_factors.py; SHARD_BETA, SHARD_GAMMA and SHARD_LAMBDA were chosen on the
 20 development repositories (bench/shards_bench.py).
 
-In a workspace of at least 16 shards only the 8 of largest factor are ranked (and any shard
+In a workspace of at least 12 shards only the 6 of largest factor are ranked (and any shard
 where a name the query spells is defined, or its phrase is held verbatim): a probe reads each
 shard's factor without ranking it (pix/shard_probe.py). The query is embedded once for every
 shard (one model, shared; the vector is kept per text), and the shards are searched
