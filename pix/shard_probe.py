@@ -34,7 +34,7 @@ from pix.snapshot import Snapshot, select_snapshot
 from pix.store import search_sql
 
 BREADTH = 6  # shards ranked per question when the probe can choose them
-PROBE_FACTOR = 2  # probe only workspaces of at least this many times BREADTH shards
+PROBE_FACTOR = 4 / 3  # probe only workspaces of at least this many times BREADTH shards (8)
 
 
 @dataclass

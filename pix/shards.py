@@ -28,7 +28,7 @@ repository where every tenth chunk says it over one that says it in three. The f
 computed in pix/shard_factors.py; SHARD_BETA, SHARD_GAMMA and SHARD_LAMBDA were chosen on the
 20 development repositories (bench/shards_bench.py).
 
-In a workspace of at least 12 shards only the 6 of largest factor are ranked (and any shard
+In a workspace of at least 8 shards only the 6 of largest factor are ranked (and any shard
 where a name the query spells is defined, or its phrase is held verbatim): a probe reads each
 shard's factor without ranking it (pix/shard_probe.py). The query is embedded once for every
 shard (one model, shared; the vector is kept per text), and the shards are searched
@@ -223,7 +223,8 @@ class ShardSet:
         """The shards to rank, and every selected shard's probe: the `breadth` of largest
         factor when a probe can stand for each one's ranking (pix/shard_probe.py), else all
         of them and no probes. A shard a server would re-index first is not probed."""
-        # A probe costs about a third of a ranking: it pays when it leaves out half the shards.
+        # A probe costs about a ninth of a ranking (20 probes 42 ms, 8 rankings 148 ms): from
+        # 8 shards, leaving 2 out pays (bench/shards_bench.py: 8 shards 134 against 181 ms).
         if self.breadth is None or len(selected) < PROBE_FACTOR * self.breadth:
             return selected, None
         if not probes_apply(request):
