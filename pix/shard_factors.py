@@ -38,16 +38,23 @@ class ShardFactor(NamedTuple):
     likelihood: float
 
 
-def coverage(answers: dict[str, ShardAnswer] | dict[str, ShardProbe]) -> dict[str, float]:
+Answers = dict[str, "ShardAnswer"] | dict[str, "ShardProbe"]
+
+
+def workspace_counts(answers: Answers) -> tuple[int, dict[str, int]]:
+    """The workspace's chunks (at least 1) and, per query term, the chunks of every shard
+    holding it, in sorted term order: what coverage and likelihood compare each shard with."""
+    total = sum(a.chunks for a in answers.values()) or 1
+    terms = sorted({t for a in answers.values() for t in a.df})
+    return total, {t: sum(a.df.get(t, 0) for a in answers.values()) for t in terms}
+
+
+def coverage(answers: Answers) -> dict[str, float]:
     """name -> the share of the query's information its vocabulary holds: each term weighs
     its idf over the whole workspace, and counts for a shard by how much of it the shard holds
     (1 - exp(-df / DF_HALF)), so a term that names one repository's subject weighs most."""
-    total = sum(a.chunks for a in answers.values()) or 1
-    terms = {t for a in answers.values() for t in a.df}
-    idf = {}
-    for t in terms:
-        df = sum(a.df.get(t, 0) for a in answers.values())
-        idf[t] = math.log(1 + total / (df + 1))
+    total, held = workspace_counts(answers)
+    idf = {t: math.log(1 + total / (df + 1)) for t, df in held.items()}
     norm = sum(idf.values()) or 1.0
     return {
         name: sum(w * (1 - math.exp(-a.df.get(t, 0) / DF_HALF)) for t, w in idf.items()) / norm
@@ -55,27 +62,24 @@ def coverage(answers: dict[str, ShardAnswer] | dict[str, ShardProbe]) -> dict[st
     }
 
 
-def likelihood(
-    answers: dict[str, ShardAnswer] | dict[str, ShardProbe], mu: float = LIKELIHOOD_MU
-) -> dict[str, float]:
+def likelihood(answers: Answers, mu: float = LIKELIHOOD_MU) -> dict[str, float]:
     """name -> the mean over the query's terms of log P(term | shard): the share of the shard's
     chunks holding the term, Dirichlet-smoothed by `mu` chunks of the workspace's share (half a
     chunk added, so a term no shard holds costs every shard alike). Unlike coverage it does not
     saturate: the shard that says the query's words most often, for its size, leads."""
-    total = sum(a.chunks for a in answers.values()) or 1
-    terms = sorted({t for a in answers.values() for t in a.df})
-    if not terms:
+    total, held = workspace_counts(answers)
+    if not held:
         return {name: 0.0 for name in answers}
-    share = {t: (sum(a.df.get(t, 0) for a in answers.values()) + 0.5) / total for t in terms}
+    share = {t: (df + 0.5) / total for t, df in held.items()}
     return {
-        name: sum(math.log((a.df.get(t, 0) + mu * share[t]) / (a.chunks + mu)) for t in terms)
-        / len(terms)
+        name: sum(math.log((a.df.get(t, 0) + mu * p) / (a.chunks + mu)) for t, p in share.items())
+        / len(share)
         for name, a in answers.items()
     }
 
 
 def shard_factors(
-    answers: dict[str, ShardAnswer] | dict[str, ShardProbe],
+    answers: Answers,
     beta: float = SHARD_BETA,
     gamma: float = SHARD_GAMMA,
     lam: float = SHARD_LAMBDA,

@@ -219,16 +219,17 @@ class ShardSet:
 
     def choose(
         self, selected: list[Shard], request: QueryRequest, auto_refresh: bool
-    ) -> tuple[list[Shard], dict[str, ShardProbe] | None]:
-        """The shards to rank, and every selected shard's probe: the `breadth` of largest
-        factor when a probe can stand for each one's ranking (pix/shard_probe.py), else all
-        of them and no probes. A shard a server would re-index first is not probed."""
+    ) -> tuple[list[Shard], dict[str, ShardProbe] | None, dict[str, ShardFactor] | None]:
+        """The shards to rank, every selected shard's probe and the factors read from them:
+        the `breadth` of largest factor when a probe can stand for each one's ranking
+        (pix/shard_probe.py), else all of them and no probes. A shard a server would re-index
+        first is not probed."""
         # A probe costs about a ninth of a ranking (20 probes 42 ms, 8 rankings 148 ms): from
         # 8 shards, leaving 2 out pays (bench/shards_bench.py: 8 shards 134 against 181 ms).
         if self.breadth is None or len(selected) < PROBE_FACTOR * self.breadth:
-            return selected, None
+            return selected, None, None
         if not probes_apply(request):
-            return selected, None
+            return selected, None, None
 
         def one(engine: QueryEngine) -> ShardProbe | None:
             # Only a server that re-indexes needs every shard's work tree before the probe;
@@ -241,10 +242,11 @@ class ShardSet:
 
         probes = self.map(selected, one)
         if any(not isinstance(p, ShardProbe) for p in probes.values()):
-            return selected, None
-        factors = {name: f.factor for name, f in shard_factors(probes).items()}
-        keep = to_rank(probes, factors, [s.name for s in selected], self.breadth)
-        return [s for s in selected if s.name in keep], probes
+            return selected, None, None
+        factors = shard_factors(probes)
+        largest = {name: f.factor for name, f in factors.items()}
+        keep = to_rank(probes, largest, [s.name for s in selected], self.breadth)
+        return [s for s in selected if s.name in keep], probes, factors
 
     def rank(
         self,
@@ -398,7 +400,6 @@ def query_shards(
     repos: list[str] | None = None,
     reveal: bool = False,
     auto_refresh: bool = False,
-    beta: float = SHARD_BETA,
 ) -> dict:
     """The answer to one request across the workspace's shards (`repos`: only these): the
     query response of schema/query-response.v2.json with `repo` on every result and
@@ -406,9 +407,10 @@ def query_shards(
     request = replace(request)
     warnings = check_request(request, workspace=True)
     selected = shards.select(repos if repos is not None else request.repos)
-    ranked, probes = shards.choose(selected, request, auto_refresh)
+    ranked, probes, factors = shards.choose(selected, request, auto_refresh)
     answers = shards.rank(ranked, request, auto_refresh, warnings, probes=probes)
-    factors = shard_factors(probes or answers, beta)
+    # Without probes every shard was ranked: its answer holds the same signals.
+    factors = factors or shard_factors(answers)
     chosen = merge(answers, [s.name for s in selected], request.top, factors)
     top_score = chosen[0][1].score if chosen else 0.0
     results: list[Result] = []
@@ -475,7 +477,7 @@ def query_shards(
             "candidates": sum(a.candidates for a in answers.values()),
             "phrases": first.phrases,
             "definitions": first.names,
-            "shardBeta": beta,
+            "shardBeta": SHARD_BETA,
             "shardGamma": SHARD_GAMMA,
             "shardLambda": SHARD_LAMBDA,
         }

@@ -151,28 +151,43 @@ def _stat_entries(root: Path, paths: Iterator[str], excluded: frozenset[str]) ->
         for rel in paths:
             if is_own_file(rel, excluded):
                 continue
-            try:
-                st = os.stat(rel, dir_fd=top, follow_symlinks=False)
-            except OSError:
-                continue  # listed by git but deleted from the work tree: not part of it
-            is_link = (st.st_mode & 0o170000) == 0o120000
-            if not is_link and (st.st_mode & 0o170000) != 0o100000:
-                continue  # submodule directories and other non-files
-            entries.append(Entry(rel, st.st_size, st.st_mtime_ns, None, is_link))
+            st = _tree_file(rel, top)
+            if st is not None:
+                is_link = (st.st_mode & 0o170000) == 0o120000
+                entries.append(Entry(rel, st.st_size, st.st_mtime_ns, None, is_link))
     finally:
         os.close(top)
     entries.sort(key=lambda e: e.path)
     return entries
 
 
+def _tree_file(rel: str, top: int) -> os.stat_result | None:
+    """The stat of a regular file or symlink of the tree (not followed); None for a path git
+    lists but the work tree no longer has, and for submodule directories and other non-files."""
+    try:
+        st = os.stat(rel, dir_fd=top, follow_symlinks=False)
+    except OSError:
+        return None
+    kind = st.st_mode & 0o170000
+    return st if kind in (0o100000, 0o120000) else None
+
+
+def _size_mtime(rel: str, top: int) -> tuple[int, int] | None:
+    st = _tree_file(rel, top)
+    return None if st is None else (st.st_size, st.st_mtime_ns)
+
+
 _LS_FILES = ("ls-files", "-z", "--cached", "--others", "--exclude-standard")
+
+
+def _listed(out: bytes) -> dict[str, None]:
+    """git ls-files -z output as paths, in order, each once."""
+    return dict.fromkeys(p for p in out.decode("utf-8", "surrogateescape").split("\0") if p)
 
 
 def worktree_entries(root: Path, excluded: frozenset[str] = frozenset()) -> list[Entry]:
     """Tracked files plus untracked ones git does not ignore, as they are on disk."""
-    out = git(root, *_LS_FILES)
-    paths = dict.fromkeys(p for p in out.decode("utf-8", "surrogateescape").split("\0") if p)
-    return _stat_entries(root, iter(paths), excluded)
+    return _stat_entries(root, iter(_listed(git(root, *_LS_FILES))), excluded)
 
 
 def worktree_stats(
@@ -195,33 +210,21 @@ def worktree_stats(
     reader.start()
     top = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        stats = {path: _file_stat(path, top) for path in known}
+        stats = {path: _size_mtime(path, top) for path in known}
         reader.join()
         out, err = listed[0]
         if proc.returncode != 0:
             raise UsageError(f"git ls-files failed: {err.decode(errors='replace').strip()}")
         now = {}
-        for path in dict.fromkeys(out.decode("utf-8", "surrogateescape").split("\0")):
-            if not path or is_own_file(path, excluded):
+        for path in _listed(out):
+            if is_own_file(path, excluded):
                 continue
-            stat = stats[path] if path in stats else _file_stat(path, top)
+            stat = stats[path] if path in stats else _size_mtime(path, top)
             if stat is not None:
                 now[path] = stat
     finally:
         os.close(top)
     return now
-
-
-def _file_stat(rel: str, top: int) -> tuple[int, int] | None:
-    """(size, mtime_ns) of a file or symlink, as _stat_entries keeps it; None otherwise."""
-    try:
-        st = os.stat(rel, dir_fd=top, follow_symlinks=False)
-    except OSError:
-        return None
-    kind = st.st_mode & 0o170000
-    if kind != 0o120000 and kind != 0o100000:
-        return None
-    return st.st_size, st.st_mtime_ns
 
 
 def list_worktree(root: Path, excluded: frozenset[str] = frozenset()) -> Listing:
