@@ -25,7 +25,10 @@ Tables (stdout; progress on stderr):
   pix.retrieve.search.DEPTH (ShardSet depth: faster, and each shard ranks otherwise than
   alone; the quality table says what it costs). "shards ranked": from PROBE_FACTOR x BREADTH
   shards on, pix probes every shard and ranks the BREADTH of largest factor
-  (pix/shard_probe.py); one server row ranks them all, as pix did before.
+  (pix/shard_probe.py), STAGE at a time, leaving out those whose ceiling cannot reach the
+  merged top ("ceilings"); one server row ranks every chosen shard ("every one", the same
+  answers), one ranks them all, as pix did before the probe. "mean ranked": shards ranked a
+  query (the answer's `repos` with `ranked: true`).
 - quality: each repository's own commit set (--queries per set, the first N after --skip: tune
   mixes with --skip 30, report without), asked of that repository alone (`QueryEngine.query`,
   as devbench does) and of all 20 (`query_shards`); MRR@10 / nDCG@10 where a result of another
@@ -139,16 +142,20 @@ def latency(
     step = max(1, len(pool) // n_queries)
     queries = pool[::step][:n_queries]
     server = (max(threads), WORKSPACE_FRESH_SECONDS)
-    configs = [(t, 0.0, DEPTH, BREADTH) for t in threads] + [(*server, DEPTH, BREADTH)]
-    configs += [(*server, DEPTH, None)]  # every shard ranked: what pix did before the probe
-    configs += [(*server, d, BREADTH) for d in depths if d != DEPTH]
+    configs = [(t, 0.0, DEPTH, BREADTH, True) for t in threads]
+    configs += [(*server, DEPTH, BREADTH, True)]
+    configs += [(*server, DEPTH, BREADTH, False)]  # every chosen shard ranked: no ceilings
+    configs += [(*server, DEPTH, None, True)]  # every shard ranked: what pix did before the probe
+    configs += [(*server, d, BREADTH, True) for d in depths if d != DEPTH]
     rows = []
     checks: dict[int, float] = {}
     for size in sizes:
         workspace = Workspace(None, tuple(shard for shard, _ in sets[:size]))
         chunks = 0
         opened = {
-            c: ShardSet(workspace, threads=c[0], fresh_for=c[1], depth=c[2], breadth=c[3])
+            c: ShardSet(
+                workspace, threads=c[0], fresh_for=c[1], depth=c[2], breadth=c[3], ceilings=c[4]
+            )
             for c in configs
         }
         for engine in next(iter(opened.values())).engines.values():
@@ -157,16 +164,19 @@ def latency(
             for q in queries[:3]:  # warm: model, pages, kept vectors
                 query_shards(shards, request(q))
         times: dict[tuple, list[float]] = {c: [] for c in configs}
+        asked: dict[tuple, list[int]] = {c: [] for c in configs}
         for q in queries:
             for c, shards in opened.items():
                 t0 = time.perf_counter()
-                query_shards(shards, request(q))
+                answer = query_shards(shards, request(q))
                 times[c].append((time.perf_counter() - t0) * 1000)
+                asked[c].append(sum(1 for r in answer["repos"] if r["ranked"]))
         checks[size] = check_ms(next(iter(opened.values())))
         for c, shards in opened.items():
             ms = sorted(times[c])
             p90 = ms[int(0.9 * (len(ms) - 1))]
-            rows.append((size, chunks, *c, len(ms), statistics.median(ms), p90))
+            ranked = statistics.fmean(asked[c])
+            rows.append((size, chunks, *c, ranked, len(ms), statistics.median(ms), p90))
             shards.close()
         log(f"  latency: {size} shards done")
     return rows, checks
@@ -296,16 +306,18 @@ def main(argv: list[str] | None = None) -> None:
         rows, checks = latency(sets, args.latency, threads, sizes, depths)
         print(
             "| shards | chunks | threads | work tree checked | candidates per channel "
-            "| shards ranked | queries | median ms | p90 ms |"
+            "| shards ranked | mean ranked | queries | median ms | p90 ms |"
         )
-        print("|---:|---:|---:|---|---:|---|---:|---:|---:|")
-        for size, chunks, t, fresh, depth, breadth, n, med, p90 in rows:
+        print("|---:|---:|---:|---|---:|---|---:|---:|---:|---:|")
+        for size, chunks, t, fresh, depth, breadth, ceilings, mean, n, med, p90 in rows:
             checked = "every query" if not fresh else f"every {fresh:g} s"
             probed = breadth is not None and size >= PROBE_FACTOR * breadth
             ranked = f"best {breadth} by probe" if probed else "all"
+            if probed:
+                ranked += ", ceilings" if ceilings else ", every one"
             print(
-                f"| {size} | {chunks:,} | {t} | {checked} | {depth} | {ranked} | {n} "
-                f"| {med:.1f} | {p90:.1f} |"
+                f"| {size} | {chunks:,} | {t} | {checked} | {depth} | {ranked} | {mean:.1f} "
+                f"| {n} | {med:.1f} | {p90:.1f} |"
             )
         print(
             "\none work-tree check of every shard (a re-indexing server's, every "

@@ -27,14 +27,19 @@ import numpy as np
 
 from pix.ingest.terms import query_terms
 from pix.query import QueryEngine, QueryRequest, query_vectors
-from pix.retrieve import define, phrase
+from pix.retrieve import define, lift, phrase, rank
 from pix.retrieve.route import route
 from pix.retrieve.search import fts_query
+from pix.shard_factors import MEANING
 from pix.snapshot import Snapshot, select_snapshot
 from pix.store import search_sql
 
 BREADTH = 6  # shards ranked per question when the probe can choose them
 PROBE_FACTOR = 4 / 3  # probe only workspaces of at least this many times BREADTH shards (8)
+# Chosen shards are ranked this many at a time, largest factor first, and a shard whose
+# ceiling cannot reach the merged top of those ranked before it is left out. A fixed number,
+# not the thread count: the same question ranks the same shards on any machine.
+STAGE = 2
 
 
 @dataclass
@@ -120,6 +125,19 @@ def term_frequencies(engine: QueryEngine, query: str) -> dict[str, int]:
         row = engine.store.conn.execute(DF_OF_TERM, (fts_query([term]),)).fetchone()
         out[term] = row[0]
     return out
+
+
+def ceiling(probe: ShardProbe, request: QueryRequest) -> float:
+    """The most a chunk or file of the probed shard can score for this request, in the
+    fusion's units: rank 1 in every channel that has candidates there, the largest standing-out
+    bonus and file evidence (pix.retrieve.rank.ceiling). Priors only shrink scores. A shard
+    where the definition or phrase step lifts a chunk exceeds it: such a shard is always
+    ranked (`lifts`)."""
+    weights = dict(route(request.query, request.channels).weights)
+    for channel in MEANING:  # a meaning channel with no vector there finds nothing
+        if channel not in probe.meaning:
+            weights[channel] = 0.0
+    return lift.unit(rank.ceiling(weights), request.fusion)
 
 
 def to_rank(

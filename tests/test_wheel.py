@@ -29,7 +29,7 @@ from mcp import Client, StdioServerParameters
 
 import pix
 from pix.schemas import bundled
-from pix.shard_probe import BREADTH
+from pix.shard_probe import BREADTH, STAGE
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 # The checkout's data folders and the package each one installs as (pyproject.toml).
@@ -299,9 +299,10 @@ TOPICS = [
 
 
 def test_a_large_workspace_ranks_the_shards_its_probe_chooses(installed, tmp_path):
-    """Sixteen repositories from the installed wheel: each is probed, the BREADTH (6) of
-    largest factor are ranked (the others listed with ranked false), and the answer is the
-    geometry one's, with each result's shard signals explained (pix/shard_factors.py)."""
+    """Sixteen repositories from the installed wheel: each is probed, at most the BREADTH (6)
+    of largest factor are ranked, STAGE at a time while their ceilings can reach the top (the
+    others listed with ranked false), and the answer is the geometry one's, with each
+    result's shard signals explained (pix/shard_factors.py)."""
     lines = [f'[[repo]]\nname = "geo"\npath = "{installed.repo}"\n']
     for i, topic in enumerate(TOPICS):
         name = f"r{i:02d}"
@@ -325,7 +326,7 @@ def test_a_large_workspace_ranks_the_shards_its_probe_chooses(installed, tmp_pat
     assert all(s["likelihood"] <= shown["geo"]["likelihood"] for s in shown.values())
     assert across["results"][0]["file"] == "geo.py"
     assert len(across["repos"]) == 16
-    assert sum(r["ranked"] for r in across["repos"]) == BREADTH
+    assert STAGE <= sum(r["ranked"] for r in across["repos"]) <= BREADTH
     assert {r["repo"] for r in across["results"]} <= {
         r["name"] for r in across["repos"] if r["ranked"]
     }
