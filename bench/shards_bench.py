@@ -33,9 +33,9 @@ Tables (stdout; progress on stderr):
   mixes with --skip 30, report without), asked of that repository alone (`QueryEngine.query`,
   as devbench does) and of all 20 (`query_shards`); MRR@10 / nDCG@10 where a result of another
   repository is a miss. One row per repository, then the mean; one column pair per
-  beta:gamma:lambda mix (SHARD_BETA: the meaning gap,
-  SHARD_GAMMA: the vocabulary gap, SHARD_LAMBDA: the likelihood gap; 0:0:0 is a plain merge of
-  the shards' own scores; the default marked *).
+  beta:gamma:lambda mix (SHARD_BETA: the meaning gap, SHARD_GAMMA: the coverage gap, the best
+  chunk's share of the query's terms, SHARD_LAMBDA: the likelihood gap; 0:0:0 is a plain merge
+  of the shards' own scores; the default marked *).
   Each query's shard rankings are computed once and merged with every mix (pix.shards.merge
   is the function query_shards uses). Each of --depths adds a column pair: all 20 with the
   default mix, each shard asked for that many candidates per channel. Each of --breadths adds a

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -50,6 +51,7 @@ class ShardProbe:
     meaning: dict[str, float]  # meaning channel -> the cosine of its nearest chunk
     chunks: int  # in its snapshot
     df: dict[str, int] = field(default_factory=dict)  # query term -> chunks holding it
+    held: tuple[tuple[str, ...], ...] = ()  # the sets of query terms one chunk holds together
     lifts: bool = False  # the definition or phrase step lifts one of its chunks
 
 
@@ -89,7 +91,8 @@ def probe(engine: QueryEngine, request: QueryRequest) -> ShardProbe | None:
         vector, static_vector = query_vectors(engine, request.query, r, embedded, static)
         meaning = _nearest(engine, {"dense": vector, "static": static_vector})
         lifts = _lifts(store, snapshot.id, request, r.shape)
-        return ShardProbe(snapshot, meaning, chunks, term_frequencies(engine, request.query), lifts)
+        counts = term_counts(engine, request.query)
+        return ShardProbe(snapshot, meaning, chunks, counts.df, counts.held, lifts)
 
 
 SCANS = {"dense": search_sql.DENSE_SCAN, "static": search_sql.STATIC_SCAN}
@@ -114,17 +117,44 @@ def _nearest(engine: QueryEngine, queries: dict[str, np.ndarray | None]) -> dict
 
 
 DF_TERMS = 12  # the query's first terms counted
-DF_OF_TERM = "SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?"
+# Which of the query's terms each chunk holds, as a bit set over their places (each term its own
+# FTS5 query, so FTS5 stems as it does for `count(*) ... MATCH`), and how many chunks hold each
+# set: one statement gives every term's count and the sets one chunk holds together.
+TERMS_HELD = """
+WITH term(place, phrase) AS (SELECT key, value FROM json_each(:terms))
+SELECT held, count(*) FROM (
+    SELECT sum(1 << term.place) AS held
+    FROM term JOIN chunk_fts ON chunk_fts MATCH term.phrase
+    GROUP BY chunk_fts.rowid
+)
+GROUP BY held
+ORDER BY held
+"""
 
 
-def term_frequencies(engine: QueryEngine, query: str) -> dict[str, int]:
-    """How many chunks hold each of the query's terms (FTS5 applies its own stemming), so that
-    the shards' vocabularies can be compared: counts are comparable, scores are not."""
-    out = {}
-    for term in query_terms(query)[:DF_TERMS]:
-        row = engine.store.conn.execute(DF_OF_TERM, (fts_query([term]),)).fetchone()
-        out[term] = row[0]
-    return out
+class TermCounts(NamedTuple):
+    """What a shard holds of the query's terms: counts are comparable across shards, scores
+    are not."""
+
+    df: dict[str, int]  # term -> chunks holding it
+    held: tuple[tuple[str, ...], ...]  # the sets of terms some chunk holds together
+
+
+def term_counts(engine: QueryEngine, query: str) -> TermCounts:
+    """How many chunks hold each of the query's first DF_TERMS terms, and which of them some
+    one chunk holds together."""
+    terms = query_terms(query)[:DF_TERMS]
+    rows = engine.store.conn.execute(
+        TERMS_HELD, {"terms": json.dumps([fts_query([t]) for t in terms])}
+    ).fetchall()
+    df = dict.fromkeys(terms, 0)
+    held = []
+    for bits, count in rows:
+        together = tuple(t for i, t in enumerate(terms) if bits >> i & 1)
+        held.append(together)
+        for term in together:
+            df[term] += count
+    return TermCounts(df, tuple(held))
 
 
 def ceiling(probe: ShardProbe, request: QueryRequest) -> float:

@@ -17,11 +17,11 @@ transformer's when every answering shard has its vectors, else the static tier's
 across shards would tie every shard's first hit; BM25 scores depend on each shard's own term
 statistics, so they are not compared. A shard whose nearest chunk is clearly farther from
 the query than another shard's gets its whole list scaled down. The second signal is
-comparable too: chunk counts. A shard's coverage is the share of the query's terms it holds,
-each weighted by its idf over the whole workspace (1 - exp(-df / DF_HALF) of it), so a word
-that names one repository's subject ("pane", "DataArray", "lint") pulls that repository up.
-Coverage saturates: a shard holding a word in three chunks counts as holding it. The third
-signal, from the same counts, says how much: a shard's likelihood is the mean log-probability
+comparable too: chunk counts. A shard's coverage is the share of the query's terms that its
+best chunk holds together, each weighted by its idf over the whole workspace, so a word that
+names one repository's subject ("pane", "DataArray", "lint") pulls that repository up, and so
+does one chunk saying most of the question. The third signal, from the same counts, says how
+often: a shard's likelihood is the mean log-probability
 of the query's terms under its vocabulary (the share of its chunks holding each term, smoothed
 toward the workspace's share: query-likelihood resource selection), so "window" weighs for a
 repository where every tenth chunk says it over one that says it in three. The factors are
@@ -81,10 +81,11 @@ from pix.shard_probe import (
     PROBE_FACTOR,
     STAGE,
     ShardProbe,
+    TermCounts,
     ceiling,
     probe,
     probes_apply,
-    term_frequencies,
+    term_counts,
     to_rank,
 )
 from pix.snapshot import Snapshot, changed_files, select_snapshot
@@ -275,12 +276,16 @@ class ShardSet:
         With `factors` (the probes' too), the shards are ranked STAGE at a time, largest
         factor first, and a shard that cannot reach the merged top of those before it is
         left out (not asked): the merged answer is the same."""
-        counted = {self.engines[n]: p.df for n, p in (probes or {}).items() if n in self.engines}
+        counted = {
+            self.engines[n]: TermCounts(p.df, p.held)
+            for n, p in (probes or {}).items()
+            if n in self.engines
+        }
 
         def ranking(engine: QueryEngine) -> ShardAnswer:
             known = self.changes(engine, request)
-            df = counted.get(engine)
-            return shard_ranking(engine, request, auto_refresh, file_mode, known=known, df=df)
+            counts = counted.get(engine)
+            return shard_ranking(engine, request, auto_refresh, file_mode, known, counts)
 
         if probes is None or factors is None:
             raw = self.map(selected, ranking)
@@ -378,6 +383,7 @@ class ShardAnswer:
     chunks: int = 0  # in its snapshot
     df: dict[str, int] = field(default_factory=dict)  # query term -> chunks holding it
     names: list[dict] = field(default_factory=list)  # what each name of the query found
+    held: tuple[tuple[str, ...], ...] = ()  # the sets of query terms one chunk holds together
 
 
 def shard_ranking(
@@ -386,7 +392,7 @@ def shard_ranking(
     auto_refresh: bool = False,
     file_mode: bool | None = None,
     known: list[str] | None = None,
-    df: dict[str, int] | None = None,
+    counts: TermCounts | None = None,
 ) -> ShardAnswer:
     """What `pix query` ranks for this shard alone (chunks, or files), with its best
     meaning cosines for the cross-shard merge. `known`: its work-tree changes, if the
@@ -402,8 +408,8 @@ def shard_ranking(
     with engine.store.read():
         found = engine.answer(lambda: retrieve(engine, request, warnings, changed))
         chunks = engine.snapshot_counts(found.snapshot.id)[0]
-        if df is None:  # a probe of the same state counted them (pix/shard_probe.py)
-            df = term_frequencies(engine, request.query)
+        if counts is None:  # a probe of the same state counted them (pix/shard_probe.py)
+            counts = term_counts(engine, request.query)
     meaning: dict[str, float] = {}
     for hit in found.hits:
         for name in MEANING:
@@ -414,7 +420,7 @@ def shard_ranking(
     ranked = by_file(found.hits) if files else found.hits
     return ShardAnswer(
         found.snapshot, ranked, meaning, len(found.hits), warnings, refreshed, found.route,
-        found.phrases, chunks, df, found.names,
+        found.phrases, chunks, counts.df, found.names, counts.held,
     )  # fmt: skip
 
 

@@ -447,3 +447,42 @@ def test_the_shard_that_says_the_query_words_most_often_leads(tmp_path):
         assert answer["explain"]["shardLambda"] == SHARD_LAMBDA
     finally:
         shards.close()
+
+
+def test_a_shard_whose_one_chunk_holds_the_question_covers_it(tmp_path):
+    """Coverage is the best single chunk's share of the query's terms (workspace idf): a
+    repository where one function says "reverse", "attribute" and "status" covers the question,
+    one where each word sits in another function covers a third of it. The counts come from one
+    statement and equal FTS5's own count of each term."""
+    together = {
+        "status.c": "void status_reverse_attribute(void) { /* reverse attribute in status */ }\n",
+        "other.c": "int other(void) { return 0; }\n",
+    }
+    apart = {
+        "a.c": "void a(void) { /* reverse the list */ }\n",
+        "b.c": "void b(void) { /* the attribute table */ }\n",
+        "c.c": "void c(void) { /* print the status */ }\n",
+    }
+    for name, files in (("together", together), ("apart", apart)):
+        index_repository(str(new_repo(tmp_path / name, files)), embed=False)
+    (tmp_path / "pix.toml").write_text('[[repo]]\npath = "together"\n\n[[repo]]\npath = "apart"\n')
+    shards = ShardSet(load_workspace(tmp_path))
+    try:
+        request = QueryRequest(query="reverse attribute in status", mode="file", no_content=True)
+        probes = {name: probe(engine, request) for name, engine in shards.engines.items()}
+        terms = ("reverse", "attribute", "status")
+        assert terms in probes["together"].held
+        assert set(probes["apart"].held) == {("reverse",), ("attribute",), ("status",)}
+        for name, engine in shards.engines.items():
+            for term in terms:
+                (count,) = engine.store.conn.execute(
+                    "SELECT count(*) FROM chunk_fts WHERE chunk_fts MATCH ?", (f'"{term}"',)
+                ).fetchone()
+                assert probes[name].df[term] == count > 0
+        cover = coverage(probes)
+        assert cover["together"] == pytest.approx(1.0)
+        assert 0.2 < cover["apart"] < 0.5
+        factors = shard_factors(probes, beta=0.0, lam=0.0)
+        assert factors["together"].factor == 1.0 > factors["apart"].factor
+    finally:
+        shards.close()
