@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import math
 import os
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -68,6 +67,7 @@ from pix.query import (
 )
 from pix.retrieve.rank import by_file
 from pix.retrieve.search import RRF_K, Hit
+from pix.shard_embedder import OnceEmbedder, load_embedder, load_static
 from pix.shard_factors import (
     MEANING,
     SHARD_BETA,
@@ -92,53 +92,6 @@ from pix.snapshot import Snapshot, changed_files, select_snapshot
 from pix.workspace import Shard, Workspace
 
 THREADS = max(1, min(4, os.cpu_count() or 1))
-EMBED_KEPT = 8  # query vectors kept (a workspace embeds each query once, for every shard)
-
-
-class OnceEmbedder:
-    """An embedder shared by the shards' engines: the same texts are embedded once (the query
-    is the same for every shard); anything else is the wrapped embedder's."""
-
-    def __init__(self, load: Callable[[], object]) -> None:
-        self._load = load
-        self._model: object | None = None
-        self._kept: dict[tuple[str, ...], object] = {}
-        self._lock = threading.Lock()
-        self._embedding = threading.Lock()
-
-    @property
-    def model(self):
-        with self._lock:
-            if self._model is None:
-                self._model = self._load()
-            return self._model
-
-    def embed_batch(self, texts: list[str]):
-        key = tuple(texts)
-        if len(key) > 64:  # an index run's batch: nothing to share
-            return self.model.embed_batch(texts)
-        model = self.model
-        with self._embedding:  # the shards' threads ask at once: one embeds, the others wait
-            if key not in self._kept:
-                self._kept[key] = model.embed_batch(texts)
-                while len(self._kept) > EMBED_KEPT:
-                    self._kept.pop(next(iter(self._kept)))
-            return self._kept[key]
-
-    def __getattr__(self, name: str):
-        return getattr(self.model, name)
-
-
-def _load_embedder():
-    from pix.ingest.embed import Embedder
-
-    return Embedder()
-
-
-def _load_static():
-    from pix.ingest.static import StaticEmbedder
-
-    return StaticEmbedder()
 
 
 class ShardSet:
@@ -170,8 +123,8 @@ class ShardSet:
         self.breadth = breadth
         self.ceilings = ceilings
         self._checked: dict[str, tuple[float, list[str]]] = {}
-        self.embedder = OnceEmbedder(_load_embedder)
-        self.static = OnceEmbedder(_load_static)
+        self.embedder = OnceEmbedder(load_embedder)
+        self.static = OnceEmbedder(load_static)
         self.engines: dict[str, QueryEngine] = {}
         self.problems: dict[str, PixError] = {}
         for shard in workspace.shards:
