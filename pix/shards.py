@@ -32,8 +32,8 @@ In a workspace of at least 8 shards only the 6 of largest factor are ranked (and
 where a name the query spells is defined, or its phrase is held verbatim): a probe reads each
 shard's factor without ranking it (pix/shard_probe.py). They are ranked two at a time, largest
 factor first, and a shard whose factor times the most any of its files can score (its
-ceiling) is below the merged top so far is left out: the answer is the same, and on the 20
-development repositories 3.8 shards are ranked a question on average instead of 6. The
+ceiling) is below the merged top so far is left out: the results are the same, and on the 20
+development repositories 3.3 shards are ranked a question on average instead of 6.1. The
 query is embedded once for every shard (one model, shared; the vector is kept per text), and
 the shards are searched concurrently (SQLite and onnxruntime release the GIL). A shard that
 is missing, damaged, not a pix database or built with another model is named in `warnings`
@@ -92,6 +92,9 @@ from pix.snapshot import Snapshot, changed_files, select_snapshot
 from pix.workspace import Shard, Workspace
 
 THREADS = max(1, min(4, os.cpu_count() or 1))
+# A ceiling and a score are summed in other orders (Python, SQL): a shard is left out only when
+# its ceiling is below the floor by more than rounding.
+CEILING_SLACK = 1 + 1e-9
 
 
 class ShardSet:
@@ -228,7 +231,8 @@ class ShardSet:
         `probes`: their term counts are kept.
         With `factors` (the probes' too), the shards are ranked STAGE at a time, largest
         factor first, and a shard that cannot reach the merged top of those before it is
-        left out (not asked): the merged answer is the same."""
+        left out (not asked): the merged results are the same (`omitted`, the candidates and
+        the warnings then count the shards ranked, as for those the probe left out)."""
         counted = {
             self.engines[n]: TermCounts(p.df, p.held)
             for n, p in (probes or {}).items()
@@ -277,6 +281,10 @@ class ShardSet:
             selected,
             key=lambda s: (not probes[s.name].lifts, -factors[s.name].factor, order.index(s.name)),
         )
+
+        def reach(name: str) -> float:  # the most any of its results can score in the merge
+            return factors[name].factor * ceiling(probes[name], request) * CEILING_SLACK
+
         raw: dict = {}
         while queue:
             raw.update(self.map(queue[:STAGE], ranking))
@@ -284,12 +292,7 @@ class ShardSet:
             answered = {n: a for n, a in raw.items() if isinstance(a, ShardAnswer)}
             merged = merge(answered, order, request.top, factors)
             floor = merged[-1][1].score if len(merged) == request.top else 0.0
-            queue = [
-                s
-                for s in queue
-                if probes[s.name].lifts
-                or factors[s.name].factor * ceiling(probes[s.name], request) >= floor
-            ]
+            queue = [s for s in queue if probes[s.name].lifts or reach(s.name) >= floor]
         return raw
 
     def map(self, shards: list[Shard], work: Callable[[QueryEngine], object]) -> dict:

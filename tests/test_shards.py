@@ -17,6 +17,7 @@ import pytest
 from conftest import GEOMETRY, GIT_ENV, GREETING, TABLES, WEATHER, git, new_repo, pix, pix_json
 from mcp import Client, StdioServerParameters
 
+from pix import shard_probe
 from pix.index import index_repository
 from pix.query import QueryEngine, QueryRequest
 from pix.schemas import bundled
@@ -486,3 +487,21 @@ def test_a_shard_whose_one_chunk_holds_the_question_covers_it(tmp_path):
         assert factors["together"].factor == 1.0 > factors["apart"].factor
     finally:
         shards.close()
+
+
+def test_the_term_sets_read_the_rarest_terms_within_their_budget(tmp_path, monkeypatch):
+    """A long question's most common terms are left out of the sets chunks hold together once
+    reading them would pass HELD_ROWS (term, chunk) rows; every count stays exact."""
+    files = {f"m{i}.py": f"def value_{i}():\n    return 'value'\n" for i in range(6)}
+    files["rare.py"] = "def quokka_value():\n    return 'quokka value'\n"
+    index_repository(str(new_repo(tmp_path / "repo", files)), embed=False)
+    engine = QueryEngine(cwd=str(tmp_path / "repo"))
+    try:
+        whole = shard_probe.term_counts(engine, "quokka value")
+        assert whole.df == {"quokka": 1, "value": 7}
+        assert ("quokka", "value") in whole.held and ("value",) in whole.held
+        monkeypatch.setattr(shard_probe, "HELD_ROWS", 3)
+        cut = shard_probe.term_counts(engine, "quokka value")
+        assert cut.df == whole.df and cut.held == (("quokka",),)
+    finally:
+        engine.close()

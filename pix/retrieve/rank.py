@@ -41,8 +41,9 @@ STANDOUT = {"dense": 0.3, "bm25": 0.15}
 STANDOUT_TOP = 20
 FILE_DECAY = 0.35
 FILE_CHUNKS = 5
-# The largest z a score reaches against the STANDOUT_TOP best it is one of (population sd).
-STANDOUT_Z_MAX = (STANDOUT_TOP - 1) / STANDOUT_TOP**0.5
+# The largest z a score reaches against the STANDOUT_TOP best it is one of, with their
+# population sd (np.std): one score above STANDOUT_TOP - 1 equal ones, sqrt(n - 1).
+STANDOUT_Z_MAX = (STANDOUT_TOP - 1) ** 0.5
 # A file scores at most this multiple of its best chunk (every next chunk as strong).
 FILE_EVIDENCE_MAX = 1 + sum(FILE_DECAY**i for i in range(1, FILE_CHUNKS))
 
