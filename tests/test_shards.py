@@ -57,6 +57,19 @@ def workspace(tmp_path_factory, embedder) -> Path:
     return base
 
 
+def static_workspace(base: Path, repos: dict[str, dict[str, str]]) -> ShardSet:
+    """Repositories made and indexed static-only under `base`, the pix.toml naming them, and
+    the ShardSet that opens it."""
+    for name, files in repos.items():
+        index_repository(str(new_repo(base / name, files)), embed=False)
+    (base / "pix.toml").write_text("".join(f'[[repo]]\npath = "{n}"\n\n' for n in repos))
+    return ShardSet(load_workspace(base))
+
+
+def probe_all(shards: ShardSet, request: QueryRequest) -> dict:
+    return {name: probe(engine, request) for name, engine in shards.engines.items()}
+
+
 def copy_workspace(workspace: Path, tmp_path: Path) -> Path:
     """A private copy (repositories and databases) that one test may damage."""
     target = tmp_path / "ws"
@@ -423,13 +436,10 @@ def test_the_shard_that_says_the_query_words_most_often_leads(tmp_path):
     sparse |= {
         f"parse/view{i}.py": f"def view_{i}(token):\n    return token.viewport\n" for i in range(3)
     }
-    for name, files in (("dense", dense), ("sparse", sparse)):
-        index_repository(str(new_repo(tmp_path / name, files)), embed=False)
-    (tmp_path / "pix.toml").write_text('[[repo]]\npath = "dense"\n\n[[repo]]\npath = "sparse"\n')
-    shards = ShardSet(load_workspace(tmp_path))
+    shards = static_workspace(tmp_path, {"dense": dense, "sparse": sparse})
     try:
         request = QueryRequest(query="viewport", mode="file", no_content=True)
-        probes = {name: probe(engine, request) for name, engine in shards.engines.items()}
+        probes = probe_all(shards, request)
         assert probes["dense"].df == {"viewport": 5} and probes["sparse"].df == {"viewport": 3}
         cover, fit = coverage(probes), likelihood(probes)
         assert abs(cover["dense"] - cover["sparse"]) < 0.05  # both "hold" the word
@@ -464,13 +474,10 @@ def test_a_shard_whose_one_chunk_holds_the_question_covers_it(tmp_path):
         "b.c": "void b(void) { /* the attribute table */ }\n",
         "c.c": "void c(void) { /* print the status */ }\n",
     }
-    for name, files in (("together", together), ("apart", apart)):
-        index_repository(str(new_repo(tmp_path / name, files)), embed=False)
-    (tmp_path / "pix.toml").write_text('[[repo]]\npath = "together"\n\n[[repo]]\npath = "apart"\n')
-    shards = ShardSet(load_workspace(tmp_path))
+    shards = static_workspace(tmp_path, {"together": together, "apart": apart})
     try:
         request = QueryRequest(query="reverse attribute in status", mode="file", no_content=True)
-        probes = {name: probe(engine, request) for name, engine in shards.engines.items()}
+        probes = probe_all(shards, request)
         terms = ("reverse", "attribute", "status")
         assert terms in probes["together"].held
         assert set(probes["apart"].held) == {("reverse",), ("attribute",), ("status",)}
