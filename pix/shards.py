@@ -282,9 +282,11 @@ class ShardSet:
             key=lambda s: (not probes[s.name].lifts, -factors[s.name].factor, order.index(s.name)),
         )
 
-        def reach(name: str) -> float:  # the most any of its results can score in the merge
-            return factors[name].factor * ceiling(probes[name], request) * CEILING_SLACK
-
+        # The most any of a shard's results can score in the merge.
+        reach = {
+            s.name: factors[s.name].factor * ceiling(probes[s.name], request) * CEILING_SLACK
+            for s in queue
+        }
         raw: dict = {}
         while queue:
             raw.update(self.map(queue[:STAGE], ranking))
@@ -292,7 +294,7 @@ class ShardSet:
             answered = {n: a for n, a in raw.items() if isinstance(a, ShardAnswer)}
             merged = merge(answered, order, request.top, factors)
             floor = merged[-1][1].score if len(merged) == request.top else 0.0
-            queue = [s for s in queue if probes[s.name].lifts or reach(s.name) >= floor]
+            queue = [s for s in queue if probes[s.name].lifts or reach[s.name] >= floor]
         return raw
 
     def map(self, shards: list[Shard], work: Callable[[QueryEngine], object]) -> dict:
