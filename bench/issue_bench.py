@@ -4,24 +4,24 @@
                                 [--limits 12,24,48] [--weights JSON] [--only LABELS]
                                 [--latency N] [--no-quality]
 
-On the issueloc set (../shared/eval/issueloc/, each issue asked at its base commit, file mode,
-top 10) pix runs with every step, with none (the router's `question` shape, as before), and with
-each step removed on its own (`shape`: the issue route and its weights; `terms`: BM25 on the
-most selective terms only; `ident`: identifiers that are definitions feed the identifier
-channel; `files`: the evidence channel of files the issue names; `kinds`: prose and
-configuration files demoted; `windows`: the transformer reads the issue in windows, which needs
-transformer vectors, so it changes nothing on a --static-only database; `environment`: sections
-about the reporter's machine, from an "Environment" or "System Information" heading to the
-next heading, are left out of everything the issue is searched by; `title`: the title counts
-TITLE_WEIGHT times in the meaning vectors; `images`: pasted screenshots are left out; `urls`:
-a link gives BM25's term selection only the file it points at). `--only` runs the variants
-named (comma-separated labels). `--limits` reruns the
-full pipeline with other BM25 term caps, `--weights` with other weights of the issue route or
-other values of evidence.py's constants (a JSON list of changes: `[{"bm25": 1.5},
-{"COMMON_SHARE": 0.02}]`).
-Databases are devbench's (bench.devcorpora's cache, built by `bench.devbench --reuse` with the
-same options); this bench never builds one: a repository whose database is missing, and an
-issue whose base commit is not indexed in it, are skipped with a note on stderr.
+On the issueloc set (../shared/eval/issueloc/, each issue asked at its base commit, file mode, the
+first 20 files: metrics at 10 read the first 10, and acc@20, every gold file among the first 20, is
+the most any re-ordering of those could reach) pix runs with every step, with none (the router's
+`question` shape, as before), and with each step removed on its own (`shape`: the issue route and
+its weights; `terms`: BM25 on the most selective terms only; `ident`: identifiers that are
+definitions feed the identifier channel; `files`: the evidence channel of files the issue names;
+`kinds`: prose and configuration files demoted; `windows`: the transformer reads the issue in
+windows, which needs transformer vectors, so it changes nothing on a --static-only database;
+`environment`: sections about the reporter's machine, from an "Environment" or "System Information"
+heading to the next heading, are left out of everything the issue is searched by; `title`: the
+title counts TITLE_WEIGHT times in the meaning vectors; `images`: pasted screenshots are left out;
+`urls`: a link gives BM25's term selection only the file it points at). `--only` runs the variants
+named (comma-separated labels). `--limits` reruns the full pipeline with other BM25 term caps,
+`--weights` with other weights of the issue route or other values of evidence.py's constants (a
+JSON list of changes: `[{"bm25": 1.5}, {"COMMON_SHARE": 0.02}]`). Databases are devbench's
+(bench.devcorpora's cache, built by `bench.devbench --reuse` with the same options); this bench
+never builds one: a repository whose database is missing, and an issue whose base commit is not
+indexed in it, are skipped with a note on stderr.
 
 Latency: `--latency N` issues per repository, cut to 2,000 characters, each asked once with a
 warm engine (open, model loaded, another issue asked before), with and without the steps, in
@@ -63,8 +63,14 @@ def variants(limits: list[int], weights: list[dict] = ()) -> dict[str, tuple]:
     return out
 
 
-def rank(engine: QueryEngine, query: str, at: str, **options) -> list[str]:
-    request = QueryRequest(query=query, mode="file", top=10, no_content=True, at=at, **options)
+# Quality asks for the first 20 files: metrics at 10 read the first 10 (the same files as a
+# top-10 answer), acc@20 says how many reports a re-ordering of pix's first 20 could serve.
+QUALITY_TOP = 20
+COLUMNS = [*ISSUE_COLUMNS, "acc@20"]
+
+
+def rank(engine: QueryEngine, query: str, at: str, top: int = 10, **options) -> list[str]:
+    request = QueryRequest(query=query, mode="file", top=top, no_content=True, at=at, **options)
     return [r["file"] for r in engine.query(request)["results"]]
 
 
@@ -135,9 +141,8 @@ def main(argv: list[str] | None = None) -> None:
         for label, (steps, limit, change) in [] if args.no_quality else todo.items():
             set_steps(steps, limit, change)
             for q in qs:
-                runs[label].append(
-                    (rank(engine, q["query"], at[q["base_commit"]]), q["gold_files"])
-                )
+                ranked = rank(engine, q["query"], at[q["base_commit"]], QUALITY_TOP)
+                runs[label].append((ranked, q["gold_files"]))
         labels = list(latency)
         if args.latency:  # warm: the engine's caches, the database pages, the model
             for label in labels:
@@ -156,7 +161,7 @@ def main(argv: list[str] | None = None) -> None:
     set_steps(ALL, LIMIT)
     if not args.no_quality:
         rows = [
-            (label, metrics.evaluate(r, ks=(1, 5, 10), acc_ks=(1, 3, 5, 10)))
+            (label, metrics.evaluate(r, ks=(1, 5, 10), acc_ks=(1, 3, 5, 10, 20)))
             for label, r in runs.items()
             if r
         ]
@@ -164,7 +169,7 @@ def main(argv: list[str] | None = None) -> None:
         title = (
             f"issueloc ({n} issues of {', '.join(names)}; {'static-only' if variant else 'full'})"
         )
-        print(Table(title, ISSUE_COLUMNS, rows).render(), flush=True)
+        print(Table(title, COLUMNS, rows).render(), flush=True)
     if args.latency:
         rows = []
         for label, ms in latency.items():

@@ -41,7 +41,10 @@ Tables (stdout; progress on stderr):
   default mix, each shard asked for that many candidates per channel. Each of --breadths adds a
   column pair: all 20 probed and only that many of largest factor merged (with every shard a
   name or phrase lifts), from the same rankings: what BREADTH would give. The last column pair
-  is `query_shards` as shipped: all 20 probed, the BREADTH of largest factor ranked.
+  is `query_shards` as shipped: all 20 probed, the BREADTH of largest factor ranked. Under it,
+  the routing table: the questions grouped by where their own repository's factor stood (the
+  largest; at least half the largest; a tenth to half; below a tenth), with MRR@10 alone and
+  as shipped pooled over each group. It says where the gap to asking alone comes from.
 """
 
 from __future__ import annotations
@@ -211,6 +214,7 @@ def quality_rows(
     fewer = {d: ShardSet(workspace, threads=2, depth=d, breadth=None) for d in depths}
     order = workspace.names()
     rows = []
+    routed: list[tuple[str, tuple, tuple]] = []
     for shard, qs in sets:
         engine = shards.engines[shard.name]
         alone, across, chosen = [], {b: [] for b in betas}, []
@@ -237,6 +241,7 @@ def quality_rows(
                     narrow[k].append(([f"{n}/{h.path}" for n, h, _ in merged], gold))
             answer = query_shards(probed, req)
             chosen.append(([f"{r['repo']}/{r['file']}" for r in answer["results"]], gold))
+            routed.append((routing_group(answer["repos"], shard.name), alone[-1], chosen[-1]))
             for d, few in fewer.items():
                 answers = few.map(workspace.shards, lambda e, req=req: shard_ranking(e, req))
                 merged = merge(answers, order, 10)
@@ -260,7 +265,49 @@ def quality_rows(
     probed.close()
     for few in fewer.values():
         few.close()
-    return rows
+    return rows, routed
+
+
+# How the gold repository's factor compares with the largest of the question's shards.
+ROUTING_GROUPS = (
+    (1.0, "the largest"),
+    (0.5, "at least half the largest"),
+    (0.1, "a tenth to half of it"),
+    (0.0, "below a tenth of it"),
+)
+
+
+def routing_group(repos: list[dict], gold_repo: str) -> str:
+    """Where the question's own repository stood in the probe's factors (the answer's
+    `repos` listing): the whole gap to asking that repository alone comes from how often
+    another repository's factor is larger, and by how much."""
+    factors = {r["name"]: r["factor"] for r in repos}
+    first = max(factors, key=factors.__getitem__)  # the first of equals, in workspace order
+    if first == gold_repo:
+        return ROUTING_GROUPS[0][1]
+    share = factors.get(gold_repo, 0.0) / factors[first] if factors[first] > 0 else 0.0
+    return next(label for floor, label in ROUTING_GROUPS[1:] if share >= floor)
+
+
+def routing_table(routed: list[tuple[str, tuple, tuple]]) -> str:
+    """MRR@10 alone and across all 20 (as shipped), pooled over the questions of each
+    routing group."""
+    lines = [
+        "| the own repository's factor | queries | share | alone MRR@10 "
+        "| all 20, as shipped, MRR@10 |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for _, label in ROUTING_GROUPS:
+        group = [(a, c) for g, a, c in routed if g == label]
+        if not group:
+            continue
+        alone = metrics.evaluate(a for a, _ in group)["mrr@10"]
+        across = metrics.evaluate(c for _, c in group)["mrr@10"]
+        lines.append(
+            f"| {label} | {len(group)} | {len(group) / len(routed):.3f} | {alone:.3f} "
+            f"| {across:.3f} |"
+        )
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -328,7 +375,7 @@ def main(argv: list[str] | None = None) -> None:
     if not args.no_quality:
         betas = [mix(m) for m in args.mixes.split(",")]
         breadths = tuple(int(k) for k in args.breadths.split(",") if k)
-        rows = quality_rows(sets, args.queries, betas, depths, args.skip, breadths)
+        rows, routed = quality_rows(sets, args.queries, betas, depths, args.skip, breadths)
         default = (SHARD_BETA, SHARD_GAMMA, SHARD_LAMBDA)
         head = "| repository | queries | alone MRR@10 | alone nDCG@10 |"
         head += "".join(
@@ -352,6 +399,11 @@ def main(argv: list[str] | None = None) -> None:
                 for m, w in zip(betas, worst, strict=True)
             )
         )
+        print(
+            "\nBy where the question's own repository stood among the probe's factors "
+            "(pooled over all queries; ties: the workspace's order):\n"
+        )
+        print(routing_table(routed))
         if depths and default in betas:
             at = 4 + 2 * betas.index(default)
             for j, d in enumerate(depths):
