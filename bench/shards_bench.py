@@ -279,8 +279,8 @@ ROUTING_GROUPS = (
 
 def routing_group(repos: list[dict], gold_repo: str) -> str:
     """Where the question's own repository stood in the probe's factors (the answer's
-    `repos` listing): the whole gap to asking that repository alone comes from how often
-    another repository's factor is larger, and by how much."""
+    `repos` listing). Grouped so, the questions show how much of the gap to asking that
+    repository alone comes from another repository's larger factor, and by how much."""
     factors = {r["name"]: r["factor"] for r in repos}
     first = max(factors, key=factors.__getitem__)  # the first of equals, in workspace order
     if first == gold_repo:
