@@ -39,7 +39,8 @@ import time
 
 from bench import devbench, devcorpora, metrics
 from bench.devbench import ISSUE_COLUMNS, ISSUELOC_REPOS, Table
-from pix.query import QueryEngine, QueryRequest
+from bench.quality import rank_files
+from pix.query import QueryEngine
 from pix.retrieve import evidence, route
 from pix.store import search_sql
 
@@ -67,11 +68,6 @@ def variants(limits: list[int], weights: list[dict] = ()) -> dict[str, tuple]:
 # top-10 answer), acc@20 says how many reports a re-ordering of pix's first 20 could serve.
 QUALITY_TOP = 20
 COLUMNS = [*ISSUE_COLUMNS, "acc@20"]
-
-
-def rank(engine: QueryEngine, query: str, at: str, top: int = 10, **options) -> list[str]:
-    request = QueryRequest(query=query, mode="file", top=top, no_content=True, at=at, **options)
-    return [r["file"] for r in engine.query(request)["results"]]
 
 
 CONSTANTS = {name: getattr(evidence, name) for name in dir(evidence) if name.isupper()}
@@ -141,13 +137,13 @@ def main(argv: list[str] | None = None) -> None:
         for label, (steps, limit, change) in [] if args.no_quality else todo.items():
             set_steps(steps, limit, change)
             for q in qs:
-                ranked = rank(engine, q["query"], at[q["base_commit"]], QUALITY_TOP)
+                ranked = rank_files(engine, q["query"], QUALITY_TOP, at=at[q["base_commit"]])
                 runs[label].append((ranked, q["gold_files"]))
         labels = list(latency)
         if args.latency:  # warm: the engine's caches, the database pages, the model
             for label in labels:
                 set_steps(*variants([])[label])
-                rank(engine, qs[-1]["query"][:2000], at[qs[-1]["base_commit"]])
+                rank_files(engine, qs[-1]["query"][:2000], at=at[qs[-1]["base_commit"]])
         for n, q in enumerate(qs[: args.latency]):
             text = q["query"][:2000]
             # Each issue is asked once per variant, first by turns, so neither variant gets
@@ -155,7 +151,7 @@ def main(argv: list[str] | None = None) -> None:
             for label in labels if n % 2 == 0 else labels[::-1]:
                 set_steps(*variants([])[label])
                 t0 = time.perf_counter()
-                rank(engine, text, at[q["base_commit"]])
+                rank_files(engine, text, at=at[q["base_commit"]])
                 latency[label].append((time.perf_counter() - t0) * 1000)
         engine.close()
     set_steps(ALL, LIMIT)

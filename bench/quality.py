@@ -52,8 +52,8 @@ def build(name: str, folder: Path) -> Path:
     return db
 
 
-def rank_files(engine: QueryEngine, query: str, **options) -> list[str]:
-    request = QueryRequest(query=query, mode="file", top=10, no_content=True, **options)
+def rank_files(engine: QueryEngine, query: str, top: int = 10, **options) -> list[str]:
+    request = QueryRequest(query=query, mode="file", top=top, no_content=True, **options)
     return [r["file"] for r in engine.query(request)["results"]]
 
 

@@ -268,13 +268,15 @@ def quality_rows(
     return rows, routed
 
 
-# How the gold repository's factor compares with the largest of the question's shards.
-ROUTING_GROUPS = (
-    (1.0, "the largest"),
+# Where the question's own repository's factor stood: the largest (the first of equals), or
+# else the share of the largest it reached, at least each floor.
+LARGEST = "the largest"
+SHARE_GROUPS = (
     (0.5, "at least half the largest"),
     (0.1, "a tenth to half of it"),
     (0.0, "below a tenth of it"),
 )
+ROUTING_GROUPS = (LARGEST, *(label for _, label in SHARE_GROUPS))
 
 
 def routing_group(repos: list[dict], gold_repo: str) -> str:
@@ -284,9 +286,9 @@ def routing_group(repos: list[dict], gold_repo: str) -> str:
     factors = {r["name"]: r["factor"] for r in repos}
     first = max(factors, key=factors.__getitem__)  # the first of equals, in workspace order
     if first == gold_repo:
-        return ROUTING_GROUPS[0][1]
+        return LARGEST
     share = factors.get(gold_repo, 0.0) / factors[first] if factors[first] > 0 else 0.0
-    return next(label for floor, label in ROUTING_GROUPS[1:] if share >= floor)
+    return next(label for floor, label in SHARE_GROUPS if share >= floor)
 
 
 def routing_table(routed: list[tuple[str, tuple, tuple]]) -> str:
@@ -297,7 +299,7 @@ def routing_table(routed: list[tuple[str, tuple, tuple]]) -> str:
         "| all 20, as shipped, MRR@10 |",
         "|---|---:|---:|---:|---:|",
     ]
-    for _, label in ROUTING_GROUPS:
+    for label in ROUTING_GROUPS:
         group = [(a, c) for g, a, c in routed if g == label]
         if not group:
             continue

@@ -2,7 +2,7 @@
 
 from bench.shards_bench import ROUTING_GROUPS, routing_group, routing_table
 
-LARGEST, HALF, TENTH, BELOW = (label for _, label in ROUTING_GROUPS)
+LARGEST, HALF, TENTH, BELOW = ROUTING_GROUPS
 
 
 def listing(**factors: float) -> list[dict]:
