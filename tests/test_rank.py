@@ -27,7 +27,7 @@ from conftest import GEOMETRY, MAILER, new_repo, where
 
 from pix.index import index_repository
 from pix.query import QueryEngine, QueryRequest, query, retrieve
-from pix.retrieve import rank
+from pix.retrieve import rank, route
 from pix.retrieve.search import RRF_K
 
 SCHEMA = json.loads(
@@ -216,3 +216,16 @@ def test_the_same_query_gives_the_same_bytes(repo):
     once = ask(repo, CSV, mode="file", top=10, explain=True)
     twice = ask(repo, CSV, mode="file", top=10, explain=True)
     assert json.dumps(once, sort_keys=True) == json.dumps(twice, sort_keys=True)
+
+
+def test_a_howto_naming_its_language_weighs_bm25_below_meaning(repo):
+    """`python read rows ...` asks as a web search does: the route halves BM25's votes, and
+    every candidate's explanation carries that weight (pix/retrieve/route.py, howto)."""
+    response = ask(repo, "python read rows of a csv file", mode="file", top=3, explain=True)
+    assert response["explain"]["shape"] == "howto"
+    weights = response["explain"]["weights"]
+    assert weights["bm25"] == route.WEIGHTS["howto"]["bm25"] < weights["dense"]
+    assert response["results"][0]["file"].startswith("csv/")
+    chunks = ask(repo, "python read rows of a csv file", top=20, explain=True)["results"]
+    bm25 = [r["explain"]["channels"].get("bm25") for r in chunks]
+    assert any(bm25) and all(c["weight"] == weights["bm25"] for c in bm25 if c)

@@ -77,6 +77,17 @@ def test_path_terms():
         ("cookies", "keywords"),
         ("redirect cookies", "keywords"),
         ("why are cookies lost on redirect", "question"),
+        ("python merge two dicts", "howto"),
+        ("how to flatten a list in Java?", "howto"),
+        ("python unique", "howto"),
+        ("python", "keywords"),  # a lone language name says nothing of a how-to
+        ("Apply workaround for Python <= 3.8", "question"),  # a version: compatibility
+        ("Fix Swift 5.7 build errors", "question"),
+        ("python: fix instance handling in tests", "question"),  # a component prefix
+        ("Console: Fix PHP Doc of InputArgument", "question"),
+        ("Corrected help text to 'php app/console' here", "question"),  # a command
+        ("fix bash completion of recipes", "question"),  # a shell is a project's subject
+        ("concurrent-ruby fix for workers", "question"),
     ],
 )
 def test_shapes(query, shape):
@@ -92,6 +103,12 @@ def test_route_restricts_channels():
         "ident": 0.0,
         "path": 0.0,
     }
+
+
+def test_howto_weighs_bm25_below_dense():
+    r = route("python merge two dicts")
+    assert r.shape == "howto"
+    assert r.weights["bm25"] < r.weights["dense"] == WEIGHTS["question"]["dense"]
 
 
 @pytest.mark.parametrize(
