@@ -651,23 +651,10 @@ def costs(names: list[str], run: Run) -> Table:
     rows = []
     keyword = Run(run.folder, run.reuse, False, set(), 0)
     for name in names:
-        if name.startswith("issueloc:"):
-            short = name.split(":", 1)[1]
-            repo = ISSUELOC_REPOS[short]
-            commits = list(
-                dict.fromkeys(q["base_commit"] for q in issueloc_queries() if q["repo"] == repo)
-            )
-            root, label = devcorpora.clone(repo), f"issueloc-{short}"
-        elif name in ("requests", "click"):
-            root, commits, label = corpora.corpus(name), None, f"shared-{name}"
-        elif name == "cosqa":
-            root, commits, label = cosqa_corpus()[0], None, "cosqa-dev"
-        elif name in ("exact", "questions"):
+        corpus = set_corpus(name, run)
+        if corpus is None:
             continue
-        else:
-            meta, _ = devsets.load_set(name)
-            root = devcorpora.snapshot(meta["repo"], meta["pinned_commit"])
-            commits, label = None, name
+        label, root, commits, _ = corpus
         db = devcorpora.database(label) if run.reuse else run.folder / f"{label}.db"
         if not db.exists():
             build_db(label, root, keyword, False, commits)
@@ -702,31 +689,35 @@ def costs(names: list[str], run: Run) -> Table:
     return table
 
 
+def set_corpus(name: str, run: Run) -> tuple[str, Path, list[str] | None, bool] | None:
+    """A set's database label, work tree, commits to index (None: the work tree) and whether
+    its table embeds with the transformer; None for `exact` and `questions`, which ask the
+    language sets' databases and have none of their own."""
+    if name in ("exact", "questions"):
+        return None
+    if name.startswith("issueloc:"):
+        short = name.split(":", 1)[1]
+        root, _, at = issueloc_set(short)
+        embed = run.embed and short in run.issueloc_embed
+        return f"issueloc-{short}", root, list(at.values()), embed
+    if name in ("requests", "click"):
+        return f"shared-{name}", corpora.corpus(name), None, run.embed
+    if name == "cosqa":
+        return "cosqa-dev", cosqa_corpus()[0], None, run.embed
+    meta, _ = devsets.load_set(name)
+    return name, devcorpora.snapshot(meta["repo"], meta["pinned_commit"]), None, run.embed
+
+
 def build_only(names: list[str], run: Run) -> list[Path]:
-    """Each named set's cached database, built or brought up to date exactly as its table
-    would build it, without asking it anything. `exact` and `questions` ask the language
-    sets' databases and have none of their own."""
+    """Each named set's cached database, built or brought up to date as its table would
+    build it, without asking it anything."""
     dbs = []
     for name in names:
         log(f"set {name}")
-        if name in ("exact", "questions"):
-            continue
-        if name.startswith("issueloc:"):
-            short = name.split(":", 1)[1]
-            repo = ISSUELOC_REPOS[short]
-            root = devcorpora.clone(repo)
-            qs = [q for q in issueloc_queries() if q["repo"] == repo]
-            commits = list(issueloc_commits(root, qs).values())
-            embed = run.embed and short in run.issueloc_embed
-            dbs.append(build_db(f"issueloc-{short}", root, run, embed, commits))
-        elif name in ("requests", "click"):
-            dbs.append(build_db(f"shared-{name}", corpora.corpus(name), run, run.embed))
-        elif name == "cosqa":
-            dbs.append(build_db("cosqa-dev", cosqa_corpus()[0], run, run.embed))
-        else:
-            meta, _ = devsets.load_set(name)
-            root = devcorpora.snapshot(meta["repo"], meta["pinned_commit"])
-            dbs.append(build_db(name, root, run, run.embed))
+        corpus = set_corpus(name, run)
+        if corpus is not None:
+            label, root, commits, embed = corpus
+            dbs.append(build_db(label, root, run, embed, commits))
     return dbs
 
 
