@@ -25,7 +25,6 @@ Sets: `lang` (the 14 language commit sets), `shared` (requests, click), `cosqa`,
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import time
 from collections.abc import Iterator
@@ -52,14 +51,13 @@ CHANGE_VERBS = frozenset(
     cleanup simplify move expose emit warn hide""".split()
 )
 NL_SHAPES = ("question", "keywords")  # the shapes a change: or plain: assignment applies to
-_COMPONENT = re.compile(r"^[\w./,\- ]{1,30}:\s")  # "router: ...", "Bash completion: ..."
 
 
 def is_change(query: str) -> bool:
     """Does the query read as a change description (a commit subject) rather than a question?"""
     words = query.split()
     return bool(words) and (
-        words[0].lower().strip(",.:") in CHANGE_VERBS or bool(_COMPONENT.match(query))
+        words[0].lower().strip(",.:") in CHANGE_VERBS or bool(route.COMPONENT.match(query))
     )
 
 

@@ -88,6 +88,7 @@ def test_path_terms():
         ("Corrected help text to 'php app/console' here", "question"),  # a command
         ("fix bash completion of recipes", "question"),  # a shell is a project's subject
         ("concurrent-ruby fix for workers", "question"),
+        ("overloaded methods\nWhen using swig to wrap C++ classes for python", "question"),
     ],
 )
 def test_shapes(query, shape):

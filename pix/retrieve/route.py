@@ -4,8 +4,8 @@ Shapes, checked in this order (issue first):
 - path:       looks like a file path or name (`src/app.py`, `core/`, `termui.py`)
 - identifier: one code name (`Session.request`, `get_user`, `parseJSON`, `HTTPServer`)
 - issue:      a whole report: long, or several lines with code or a traceback (evidence.py)
-- howto:      two words or more that name a programming language, as one asks a web search
-              (`python merge two dicts`, `how to flatten a list in java`)
+- howto:      one line of two words or more that names a programming language, as one asks a
+              web search (`python merge two dicts`, `how to flatten a list in java`)
 - keywords:   one to three plain words (`redirect cookies`)
 - question:   anything longer, natural language (`why are cookies lost on redirect`)
 
@@ -75,7 +75,7 @@ LANGUAGE_NAMES = frozenset(
 _VERSION = re.compile(r"\s*(?:[<>=~^]+\s*)?v?\d")
 _WORD = re.compile(r"\S+")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
-_COMPONENT = re.compile(r"^[\w./,\- ]{1,30}:\s")
+COMPONENT = re.compile(r"^[\w./,\- ]{1,30}:\s")  # "router: ...", "Bash completion: ..."
 _STRIP = ".,;:!?()[]'\"`"
 
 
@@ -98,7 +98,9 @@ def shape_of(query: str) -> str:
             return "identifier" if _CODE_NAME.search(q) else "keywords"
         if _PATHLIKE.match(q):
             return "path"
-    if names_language(q):
+    # A how-to is one line, as typed into a search box; a short report that mentions "C++"
+    # and "python" in its prose is a question.
+    if len(words) > 1 and "\n" not in q and names_language(q):
         return "howto"
     if len(words) <= 3:
         return "keywords"
@@ -106,10 +108,10 @@ def shape_of(query: str) -> str:
 
 
 def names_language(query: str) -> bool:
-    """Does the query name a programming language as a how-to does, beside at least one other
-    word? Not in a version, a quoted span (a command: 'php app/console') or a commit subject
-    that opens with its component."""
-    if len(query.split()) < 2 or _COMPONENT.match(query):
+    """Does the query name a programming language as a how-to does? Not in a version, a quoted
+    span (a command: 'php app/console') or a commit subject that opens with its component.
+    (shape_of asks it only of queries of two words or more.)"""
+    if COMPONENT.match(query):
         return False
     text = _QUOTED.sub(" ", query)
     return any(
