@@ -333,6 +333,113 @@ CREATE FUNCTION add_numbers(a int, b int) RETURNS int AS $$ SELECT a + b $$ LANG
 """,
         {"users": ("class", {"users"}), "add_numbers": ("function", {"add_numbers"})},
     ),
+    "lib/Mojo/Loader.pm": (
+        """\
+package Mojo::Loader;
+use Mojo::Base -strict;
+
+# Load a class by name.
+sub load_class {
+    my $class = shift;
+    return undef;
+}
+
+sub find_modules { () }
+
+1;
+""",
+        {
+            "load_class": ("function", {"load_class"}),
+            "find_modules": ("function", {"find_modules"}),
+        },
+    ),
+    "src/functions/Mock.ps1": (
+        """\
+# Replaces a command with a mock.
+function Invoke-Mock {
+    param([string]$CommandName)
+    Write-Host $CommandName
+}
+
+class MockTable {
+    [string]$Name
+    MockTable([string]$n) { $this.Name = $n }
+    [void] Clear() { $this.Name = '' }
+}
+""",
+        {
+            "Invoke-Mock": ("function", {"Invoke-Mock"}),
+            "MockTable": ("class", {"MockTable", "Clear"}),
+        },
+    ),
+    "src/Giraffe/Routing.fs": (
+        """\
+module Giraffe.Routing
+
+open System
+
+/// Matches a route exactly.
+let route (path: string) = path.ToLowerInvariant()
+
+type RouteResult =
+    | Matched of string
+    | Skipped
+
+type Router(prefix: string) =
+    member this.Handle(path: string) = prefix + path
+    static member Create() = Router("/")
+""",
+        {
+            "route": ("function", {"route"}),
+            "RouteResult": ("class", {"RouteResult"}),
+            "Router": ("class", {"Router", "Handle", "Create"}),
+        },
+    ),
+    "contracts/token/ERC20.sol": (
+        """\
+pragma solidity ^0.8.20;
+
+/// A fungible token.
+contract ERC20 is IERC20 {
+    uint256 private _totalSupply;
+    event Transfer(address indexed from, address indexed to, uint256 value);
+
+    modifier nonZero(address a) { require(a != address(0)); _; }
+
+    function transfer(address to, uint256 value) public returns (bool) {
+        return true;
+    }
+}
+
+library SafeCast {
+    function toUint8(uint256 value) internal pure returns (uint8) { return uint8(value); }
+}
+""",
+        {
+            "ERC20": ("class", {"ERC20", "transfer", "nonZero"}),
+            "SafeCast": ("class", {"SafeCast", "toUint8"}),
+        },
+    ),
+    "src/fpm_filesystem.f90": (
+        """\
+! Paths and files.
+module fpm_filesystem
+    implicit none
+contains
+    function join_path(a, b) result(path)
+        character(*), intent(in) :: a, b
+        character(:), allocatable :: path
+        path = a // '/' // b
+    end function join_path
+
+    subroutine mkdir(dir)
+        character(*), intent(in) :: dir
+        print *, dir
+    end subroutine mkdir
+end module fpm_filesystem
+""",
+        {"fpm_filesystem": ("class", {"fpm_filesystem", "join_path", "mkdir"})},
+    ),
 }
 
 
@@ -396,6 +503,11 @@ def test_one_broken_construct_does_not_cost_the_file_its_definitions():
         ("Foo.cs", "", "csharp"),
         ("x.exs", "", "elixir"),
         ("a.mli", "", "ocaml_interface"),
+        ("lib/Mojo.pm", "", "perl"),
+        ("tools/build", "#!/usr/bin/env pwsh\n", "powershell"),
+        ("src/Program.fs", "", "fsharp"),
+        ("contracts/Token.sol", "", "solidity"),
+        ("src/main.F90", "", "fortran"),
     ],
 )
 def test_language_by_name_first_line_or_mode_line(path, head, language):
@@ -403,26 +515,26 @@ def test_language_by_name_first_line_or_mode_line(path, head, language):
 
 
 def test_fallback_cuts_at_blank_lines_and_indentation():
-    # No grammar for Perl here: blocks at the top-level blank lines and dedents, nothing cut
+    # No grammar for Nim here: blocks at the top-level blank lines and dedents, nothing cut
     # inside an indented body, and definitions found by keyword.
-    subs = [
-        f"sub handler_{i} {{\n    my $x = shift;\n\n    return $x * {i};\n}}\n" for i in range(8)
+    procs = [
+        f"proc handler_{i}(x: int): int =\n  let y = x\n\n  return y * {i}\n" for i in range(8)
     ]
-    text = "use strict;\n\n" + "\n".join(subs)
-    chunks = check_invariants(text, "lib/App.pm", max_chars=120, min_chars=0)
+    text = "import strutils\n\n" + "\n".join(procs)
+    chunks = check_invariants(text, "src/app.nim", max_chars=120, min_chars=0)
     assert {c.kind for c in chunks} == {"block"}
     starts = {c.start_line for c in chunks}
     for c in chunks:
-        assert not c.text.startswith(("    return", "}"))  # never cut inside a sub
+        assert not c.text.startswith(("  return", "  let"))  # never cut inside a proc
     assert {n for c in chunks for n in c.defines} == {f"handler_{i}" for i in range(8)}
     assert all(
         f"handler_{i}" in c.defines
         for i in range(8)
         for c in chunks
-        if c.text.startswith(f"sub handler_{i} ")
+        if c.text.startswith(f"proc handler_{i}(")
     )
     assert len(starts) >= 8
-    merged = check_invariants(text, "lib/App.pm", max_chars=1000, min_chars=200)
+    merged = check_invariants(text, "src/app.nim", max_chars=1000, min_chars=200)
     assert len(merged) < len(chunks)  # small blocks merge up to the minimum size
 
 
@@ -453,3 +565,10 @@ def test_dart_without_a_grammar_still_names_its_classes():
     chunks = check_invariants(text, "lib/widget.dart", max_chars=120, min_chars=0)
     assert {c.kind for c in chunks} == {"block"}
     assert {n for c in chunks for n in c.defines} == {"Greeting", "Loud"}
+
+
+def test_a_perl_package_is_declared_where_it_opens():
+    source, _ = CASES["lib/Mojo/Loader.pm"]
+    chunks = check_invariants(source, "lib/Mojo/Loader.pm", max_chars=2000, min_chars=0)
+    holding = [c for c in chunks if "Loader" in c.declares]  # asked for as Mojo::Loader
+    assert len(holding) == 1 and holding[0].start_line == 1

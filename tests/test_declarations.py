@@ -98,6 +98,16 @@ CASES: dict[str, tuple[str, list[str]]] = {
         "module M where\n\ndata Cardinality = O2M Int | M2O { rel :: Int } | M2M\n",
         ["O2M", "M2O", "rel", "M2M"],
     ),
+    "perl": (
+        "package Mojo::Loader;\n\nsub load_class { my $x = 1; }\n\npackage Mojo::Other;\n1;\n",
+        ["Loader", "Other"],
+    ),
+    "solidity": (
+        "contract Vault {\n    uint256 public total;\n    event Paid(address to);\n"
+        "    error Empty();\n    struct Slot { uint256 amount; }\n"
+        "    function pay() public { uint256 local = 1; }\n}\n",
+        ["total", "Paid", "Empty", "amount"],
+    ),
 }
 
 

@@ -6,6 +6,7 @@ import pytest
 
 from pix.ingest.terms import (
     code_terms,
+    hyphenated_names,
     identifier_parts,
     path_terms,
     query_terms,
@@ -176,3 +177,11 @@ def test_howto_weighs_bm25_below_dense():
 )
 def test_path_roles(path, role):
     assert path_role(path) == role
+
+
+def test_hyphenated_names_are_whole_identifier_terms():
+    assert hyphenated_names("mock Invoke-Mock, then with-open-file") == [
+        "invoke-mock",
+        "with-open-file",
+    ]
+    assert hyphenated_names("a -flag, a trailing- dash, x--y") == []

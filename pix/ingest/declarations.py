@@ -51,6 +51,10 @@ DECLARES: dict[str, frozenset[str]] = {
     "lua": _s("variable_declaration assignment_statement"),
     "shell": _s("variable_assignment"),
     "haskell": _s("data_constructor field"),
+    "perl": _s("package_statement"),  # `package Mojo::Loader;`: the class the next subs are in
+    "solidity": _s(
+        "state_variable_declaration event_definition error_declaration struct_member enum_value"
+    ),
 }
 
 # Where a declaration's names stop being the file's: function bodies and function values
@@ -117,6 +121,8 @@ def names_of(node: Node) -> list[str]:
             v.type == "function_definition" for v in values.named_children
         ):
             return []  # a function: the definitions table names it already
+    if node.type == "package_statement":  # Perl: `Mojo::Loader` is asked for as `Loader`
+        return [clean_name(node_text(node.child_by_field_name("name"))).rsplit(".", 1)[-1]]
     if node.type == "enum_body":  # TypeScript: plain members are the body's name fields
         starts = [c for i, c in enumerate(node.children) if node.field_name_for_child(i) == "name"]
         return [node_text(c) for c in starts]

@@ -170,6 +170,17 @@ def _julia(node: Node) -> Found | None:
     return Found(node, [clean_name(node_text(callee))], False, callee)
 
 
+def _fsharp_member(node: Node) -> Found | None:
+    """`member this.Greet() = ...`: the name after the self-identifier (`this.`, `x.`, `_.`)."""
+    if node.type != "member_defn":
+        return None
+    defn = next((c for c in node.named_children if c.type == "method_or_prop_defn"), None)
+    name = defn.child_by_field_name("name") if defn is not None else None
+    if name is None:
+        return None
+    return Found(node, [node_text(name).rsplit(".", 1)[-1]], False, name)
+
+
 # -- the tables ------------------------------------------------------------------------------
 
 _JS = Spec(
@@ -378,6 +389,55 @@ SPECS: dict[str, Spec] = {
         prefix=_s("string_literal"),
         leaves=_s("identifier"),
         resolver=_julia,
+    ),
+    "perl": Spec(
+        funcs=_s("subroutine_declaration_statement method_declaration_statement"),
+        classes=_s("class_statement"),
+        transparent=frozenset(),
+        wrappers=frozenset(),
+    ),
+    "powershell": Spec(
+        funcs=_s("function_statement class_method_definition"),
+        classes=_s("class_statement enum_statement"),
+        transparent=frozenset(),
+        wrappers=frozenset(),
+        anonymous=_s("statement_list"),
+        leaves=_s("function_name simple_name"),
+    ),
+    "fsharp": Spec(
+        funcs=_s("declaration_expression"),
+        classes=_s("type_definition module_defn exception_definition"),
+        transparent=frozenset(),
+        wrappers=frozenset(),
+        anonymous=_s("named_module namespace"),
+        bodies=_s(
+            "anon_type_defn record_type_defn union_type_defn interface_type_defn"
+            " class_type_defn type_extension type_extension_elements"
+        ),
+        prefix=_s("xml_doc block_comment line_comment"),
+        leaves=_s("identifier"),
+        resolver=_fsharp_member,
+    ),
+    "solidity": Spec(
+        funcs=_s(
+            "function_definition modifier_definition constructor_definition"
+            " fallback_receive_definition"
+        ),
+        classes=_s(
+            "contract_declaration interface_declaration library_declaration struct_declaration"
+            " enum_declaration"
+        ),
+        transparent=frozenset(),
+        wrappers=frozenset(),
+        fixed={"constructor_definition": "constructor"},
+    ),
+    "fortran": Spec(
+        funcs=_s("function subroutine module_procedure"),
+        classes=_s("module submodule program derived_type_definition interface"),
+        transparent=frozenset(),
+        wrappers=frozenset(),
+        bodies=_s("internal_procedures"),
+        leaves=_s("name type_name"),
     ),
     "sql": Spec(
         funcs=_s("create_function create_procedure create_trigger"),

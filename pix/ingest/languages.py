@@ -33,7 +33,7 @@ _EXTENSIONS: dict[str, str] = {
     **dict.fromkeys(("scala", "sc"), "scala"),
     **dict.fromkeys(("php", "phtml"), "php"),
     **dict.fromkeys(("cs", "csx"), "csharp"),
-    **dict.fromkeys(("pl", "pm"), "perl"),
+    **dict.fromkeys(("pl", "pm", "psgi"), "perl"),
     **dict.fromkeys(("m", "mm"), "objc"),
     **dict.fromkeys(("ex", "exs"), "elixir"),
     **dict.fromkeys(("hs", "lhs"), "haskell"),
@@ -50,6 +50,9 @@ _EXTENSIONS: dict[str, str] = {
     "erl": "erlang",
     "cmake": "cmake",
     **dict.fromkeys(("gradle", "groovy"), "groovy"),
+    **dict.fromkeys(("fs", "fsi", "fsx"), "fsharp"),
+    "sol": "solidity",
+    **dict.fromkeys(("f90", "f95", "f03", "f08", "f", "for", "fpp", "f77"), "fortran"),
 }
 _FILENAMES: dict[str, str] = {
     "makefile": "make",
@@ -75,7 +78,7 @@ _INTERPRETERS: dict[str, str] = {
     **dict.fromkeys(("ruby", "perl", "php", "lua", "elixir", "julia", "swift"), ""),
     **dict.fromkeys(("runhaskell", "runghc", "haskell"), "haskell"),
     "ts-node": "typescript",
-    "pwsh": "powershell",
+    **dict.fromkeys(("pwsh", "powershell"), "powershell"),
     "tclsh": "tcl",
     "rscript": "r",
 }

@@ -87,6 +87,16 @@ def query_terms(text: str) -> list[str]:
     return out
 
 
+# A name joined by hyphens (`Invoke-Mock`, PowerShell's verb-noun; Lisp's `with-open-file`).
+_HYPHENATED = re.compile(r"(?<![\w-])[A-Za-z_]\w*(?:-[A-Za-z_]\w*)+(?![\w-])")
+
+
+def hyphenated_names(text: str) -> list[str]:
+    """Hyphen-joined words of a question, lower-cased, each once: the identifier channel
+    matches them only as a definition's whole name (the FTS tokenizer splits them anyway)."""
+    return list(dict.fromkeys(m.group(0).lower() for m in _HYPHENATED.finditer(text)))
+
+
 def code_terms(text: str) -> list[str]:
     """Terms of the code-shaped words of a question (`get_user`, `parseJSON`, `Session.send`
     splits at the dot first): each such word lower-cased and its parts. A plain English word

@@ -41,6 +41,11 @@ GRAMMARS: dict[str, tuple[str, str]] = {
     "ocaml_interface": ("tree_sitter_ocaml", "language_ocaml_interface"),
     "julia": ("tree_sitter_julia", "language"),
     "sql": ("tree_sitter_sql", "language"),
+    "perl": ("tree_sitter_perl", "language"),
+    "powershell": ("tree_sitter_powershell", "language"),
+    "fsharp": ("tree_sitter_fsharp", "language"),
+    "solidity": ("tree_sitter_solidity", "language"),
+    "fortran": ("tree_sitter_fortran", "language"),
 }
 
 _PARSERS: dict[str, tuple[Parser, threading.Lock] | None] = {}

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-from pix.ingest.terms import code_terms, query_terms
+from pix.ingest.terms import code_terms, hyphenated_names, query_terms
 from pix.retrieve import evidence
 from pix.retrieve.priors import ROLE_FACTORS, path_role
 from pix.retrieve.route import SQL_CHANNELS, Route
@@ -118,7 +118,7 @@ def search(
     JSON array of [chunk id, distance], pix/retrieve/knn.py); the answer is the same again. In
     any scope, `near` may also be a refined pass's candidates (pix/retrieve/refine.py)."""
     terms = query_terms(query) or [w.lower() for w in query.split() if w.strip()]
-    ident, code, path_terms = terms, code_terms(query), terms
+    ident, code, path_terms = terms + hyphenated_names(query), code_terms(query), terms
     weights = dict(route.weights)
     issue = evidence.extract(query) if route.shape == "issue" else None
     if issue is not None:

@@ -1,0 +1,141 @@
+"""What a grammar gives a language over the fallback chunker, on a real repository each.
+
+    python -m bench.chunk_bench [--mirrors DIR] [--langs perl,powershell,...]
+
+Every file of the language in the repository at its pinned commit (read from the bare mirror,
+`git ls-tree` and `git cat-file`; nothing is checked out) is chunked as `pix index` chunks it
+(pix.ingest.chunk.chunk_file, default sizes), once with the language's grammar and once with
+the fallback (pix/ingest/paragraphs.py: the same file with the grammar's spec left out), and
+the table says, per language and chunker: files, the share the grammar parsed without an error
+node, chunks per file, the share of chunks that are one definition (function, method, class),
+the names the identifier channel gets from a file (definitions) and the definition step
+(declarations), median and p90 chunk size in characters, and the median milliseconds to chunk
+a file. Progress on stderr, one table on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from bench import devcorpora
+from pix.ingest import definitions, treesitter
+from pix.ingest.chunk import chunk_file
+from pix.ingest.languages import language_for_path
+
+# language -> (repository, pinned commit): well-known projects written mostly in it.
+REPOS: dict[str, tuple[str, str]] = {
+    "perl": ("mojolicious/mojo", "b4de430651b722f560b1577da9018e3f402d96ab"),
+    "powershell": ("pester/Pester", "ec8ca45bc782a055cf3c87bdb60a497f5a77536f"),
+    "fsharp": ("giraffe-fsharp/Giraffe", "18e1be3ed33e49096d565e6f48c85e3cbee51960"),
+    "solidity": (
+        "OpenZeppelin/openzeppelin-contracts",
+        "fddac901ccdbdb06be90536822936ea765dd9218",
+    ),
+    "fortran": ("fortran-lang/fpm", "80b06defc4cad13dc26505d6aa12c07575446214"),
+}
+DEFINITION_KINDS = frozenset({"function", "method", "class"})
+MAX_BYTES = 1_000_000  # pix skips files this large (pix.ingest.scan)
+
+
+def files_of(repo: str, sha: str, language: str) -> Iterator[tuple[str, str]]:
+    """(path, text) of every file of `language` in `repo` at `sha`, in path order."""
+    git = ["git", "--git-dir", str(devcorpora.mirror(repo))]
+    listing = subprocess.run(
+        [*git, "ls-tree", "-r", "-z", "--format=%(objectname) %(objectsize) %(path)", sha],
+        capture_output=True, check=True, text=True,
+    ).stdout  # fmt: skip
+    for entry in sorted(filter(None, listing.split("\0")), key=lambda e: e.split(" ", 2)[2]):
+        blob, size, path = entry.split(" ", 2)
+        if language_for_path(path) != language or not size.isdigit() or int(size) > MAX_BYTES:
+            continue
+        data = subprocess.run([*git, "cat-file", "blob", blob], capture_output=True, check=True)
+        text = data.stdout.decode("utf-8", "replace")
+        if "\0" not in text:
+            yield path, text
+
+
+@contextmanager
+def without_grammar(language: str) -> Iterator[None]:
+    """The fallback chunker for `language`: its spec left out while the block runs."""
+    spec = definitions.SPECS.pop(language)
+    try:
+        yield
+    finally:
+        definitions.SPECS[language] = spec
+
+
+def measure(files: list[tuple[str, str]], language: str, grammar: bool) -> dict[str, float]:
+    sizes, ms, chunks, defining, names, declared = [], [], 0, 0, 0, 0
+    for path, text in files:
+        t0 = time.perf_counter()
+        cut = chunk_file(text, path)
+        ms.append((time.perf_counter() - t0) * 1000)
+        chunks += len(cut)
+        defining += sum(c.kind in DEFINITION_KINDS for c in cut)
+        names += len({n for c in cut for n in c.defines})
+        declared += len({n for c in cut for n in c.declares})
+        sizes.extend(len(c.text) for c in cut)
+    n = max(len(files), 1)
+    parsed = sum(
+        tree is not None and not tree.root_node.has_error
+        for tree in (treesitter.parse(language, t.encode()) for _, t in files)
+    ) if grammar else float("nan")  # fmt: skip
+    return {
+        "files": len(files),
+        "parsed": parsed / n,
+        "chunks/file": chunks / n,
+        "definition chunks": defining / max(chunks, 1),
+        "names/file": names / n,
+        "declared/file": declared / n,
+        "median chars": statistics.median(sizes) if sizes else 0.0,
+        "p90 chars": statistics.quantiles(sizes, n=10)[-1] if len(sizes) > 1 else 0.0,
+        "ms/file": statistics.median(ms) if ms else 0.0,
+    }
+
+
+def render(rows: list[tuple[str, str, str, dict[str, float]]]) -> str:
+    columns = list(rows[0][3]) if rows else []
+    out = [
+        "| language | repository | chunker | " + " | ".join(columns) + " |",
+        "|---|---|---|" + "---:|" * len(columns),
+    ]
+    for language, repo, chunker, m in rows:
+        cells = [
+            f"{m[c]:.0f}" if c in ("files", "median chars", "p90 chars")
+            else "-" if m[c] != m[c]  # NaN: not the grammar's row
+            else f"{m[c]:.0%}" if c in ("parsed", "definition chunks")
+            else f"{m[c]:.2f}"
+            for c in columns
+        ]  # fmt: skip
+        out.append(f"| {language} | {repo} | {chunker} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--mirrors", help="folder of <owner>+<name>/repo bare git dirs")
+    parser.add_argument("--langs", default=",".join(REPOS))
+    args = parser.parse_args(argv)
+    devcorpora.set_mirrors(args.mirrors)
+    rows = []
+    for language in args.langs.split(","):
+        if language not in REPOS:
+            raise SystemExit(f"chunk_bench: no repository for {language!r} ({', '.join(REPOS)})")
+        repo, sha = REPOS[language]
+        files = list(files_of(repo, sha, language))
+        at = f"{repo}@{sha[:10]}"
+        rows.append((language, at, "grammar", measure(files, language, True)))
+        with without_grammar(language):
+            rows.append((language, at, "fallback", measure(files, language, False)))
+        print(f"{language}: {len(files)} files", file=sys.stderr)
+    print(render(rows))
+
+
+if __name__ == "__main__":
+    main()
