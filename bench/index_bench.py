@@ -339,7 +339,8 @@ def pending_texts(db: Path, snapshot_id: int) -> list[str]:
     store = open_store(db, create=False)
     try:
         rows = store.conn.execute(
-            f"SELECT min(c.context), min(t.text) FROM chunk c JOIN chunk_text t ON t.id = c.id "
+            "SELECT min(c.context), min(t.text), min(b.language) FROM chunk c "
+            "JOIN chunk_text t ON t.id = c.id JOIN blob b ON b.id = c.blob_id "
             f"WHERE c.blob_id IN ({_BLOBS}) "
             "AND NOT EXISTS (SELECT 1 FROM chunk_vec v WHERE v.chunk_id = c.id) "
             "GROUP BY c.embed_key ORDER BY c.embed_key",
@@ -347,7 +348,7 @@ def pending_texts(db: Path, snapshot_id: int) -> list[str]:
         ).fetchall()
     finally:
         store.close()
-    return [embed_text(context, text) for context, text in rows]
+    return [embed_text(context, text, language) for context, text, language in rows]
 
 
 def snapshot_facts(db: Path, snapshot_id: int) -> tuple[int, int, list[str]]:
@@ -366,14 +367,15 @@ def snapshot_facts(db: Path, snapshot_id: int) -> tuple[int, int, list[str]]:
             (snapshot_id,),
         ).fetchone()
         rows = conn.execute(
-            "SELECT min(c.context), min(t.text) FROM chunk c JOIN chunk_text t ON t.id = c.id "
+            "SELECT min(c.context), min(t.text), min(b.language) FROM chunk c "
+            "JOIN chunk_text t ON t.id = c.id JOIN blob b ON b.id = c.blob_id "
             f"WHERE c.blob_id IN ({_BLOBS}) AND c.id IN (SELECT chunk_id FROM chunk_vec) "
             "GROUP BY c.embed_key ORDER BY c.embed_key",
             (snapshot_id,),
         ).fetchall()
     finally:
         store.close()
-    return chunks, source, [embed_text(context, text) for context, text in rows]
+    return chunks, source, [embed_text(context, text, language) for context, text, language in rows]
 
 
 def run_measured(cmd: list[str], log: Path) -> tuple[str, float]:

@@ -5,11 +5,11 @@
         [--no-quality] [--no-speed]
 
 Every embedder reads pix's own chunks (scanner, chunker, and the text the model reads:
-`embed_text(context, text)`) of each corpus and the set's queries, alone (no body). Retrieval
-is dense only, computed in numpy as pix's `--channel dense` ranks it: the 200 nearest chunks
-by cosine, each scoring 1/(60 + rank) times its path prior, a file scoring its strongest
-chunk; then nDCG@10, MRR@10, recall@5 over files (bench/metrics.py). A second table drops the
-priors (files by their best raw cosine).
+`embed_text(context, text, language)`) of each corpus and the set's queries, alone (no
+body). Retrieval is dense only, computed in numpy as pix's `--channel dense` ranks it: the
+200 nearest chunks by cosine, each scoring 1/(60 + rank) times its path prior, a file scoring
+its strongest chunk; then nDCG@10, MRR@10, recall@5 over files (bench/metrics.py). A second
+table drops the priors (files by their best raw cosine).
 
 Transformer vectors are cached per model file and corpus in $PIX_BENCH_CACHE/static_bench/.
 Speed runs each configuration in its own worker process over the same sample of click chunks,
@@ -38,7 +38,7 @@ import numpy as np
 
 from bench import corpora, metrics
 from pix.ingest import scan
-from pix.ingest.chunk import chunk_file
+from pix.ingest.chunk import chunk_file, language_for
 from pix.ingest.embed import Embedder, length_batches, model_path, source_model_path
 from pix.ingest.static import StaticEmbedder
 from pix.retrieve.priors import ROLE_FACTORS, path_role
@@ -74,9 +74,11 @@ def read_chunks(corpus: Corpus) -> None:
         data = (corpus.root / entry.path).read_bytes()
         if scan.skip_reason(entry.path, data):
             continue
-        for chunk in chunk_file(scan.decode(data), entry.path):
+        text = scan.decode(data)
+        language = language_for(entry.path, text)
+        for chunk in chunk_file(text, entry.path):
             paths.append(entry.path)
-            texts.append(embed_text(chunk.context, chunk.text))
+            texts.append(embed_text(chunk.context, chunk.text, language))
     corpus.paths, corpus.texts = paths, texts
 
 

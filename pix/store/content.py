@@ -16,6 +16,7 @@ import apsw
 
 from pix.ingest import redact, scan
 from pix.ingest.chunk import chunk_file, language_for, language_for_path
+from pix.ingest.doccomments import for_model
 from pix.ingest.mask import mask, widens
 from pix.ingest.terms import identifier_parts, split_identifier
 from pix.store import codec, sql
@@ -23,9 +24,10 @@ from pix.store import codec, sql
 REDACT_VERSION_KEY = "redact.version"
 
 
-def embed_text(context: str | None, text: str) -> str:
-    """What the model reads for a chunk: the enclosing signature of a split piece, then the text."""
-    return f"{context}\n{text}" if context else text
+def embed_text(context: str | None, text: str, language: str) -> str:
+    """What the model reads for a chunk: the enclosing signature of a split piece, then the
+    text, documentation markup reduced to its words (pix.ingest.doccomments)."""
+    return for_model(f"{context}\n{text}" if context else text, language)
 
 
 def embed_key(embed_input: str) -> int:
@@ -56,13 +58,18 @@ def embed_inputs(conn: apsw.Connection, rows: list[tuple]) -> list[str]:
     blob_id, start_char, end_char), in their order; each blob is inflated once."""
     out: list[str] = [""] * len(rows)
     order = sorted(range(len(rows)), key=lambda i: rows[i][2])
-    text, current = "", None
+    text, language, current = "", "", None
     for i in order:
         _, context, blob_id, start, end = rows[i]
         if blob_id != current:
             text, current = blob_text(conn, blob_id), blob_id
-        out[i] = embed_text(context, text[start:end])
+            language = blob_language(conn, blob_id)
+        out[i] = embed_text(context, text[start:end], language)
     return out
+
+
+def blob_language(conn: apsw.Connection, blob_id: int) -> str:
+    return conn.execute(sql.BLOB_LANGUAGE_BY_ID, (blob_id,)).fetchone()[0]
 
 
 def blob_text(conn: apsw.Connection, blob_id: int) -> str:
@@ -79,16 +86,18 @@ def _insert_secrets(conn: apsw.Connection, blob_id: int, secrets, first_seq: int
 
 def _store_chunks(conn: apsw.Connection, blob_id: int, text: str, path: str) -> int:
     chunks = chunk_file(text, path)
+    language = blob_language(conn, blob_id)  # as embed_inputs reads it, so the keys agree
     # Character offset of each line: a chunk is whole lines, so its range follows from them.
     starts = [0, *accumulate(len(line) + 1 for line in text.split("\n"))]
     for seq, ch in enumerate(chunks):
         start = starts[ch.start_line - 1]
         parts = identifier_parts(ch.text)
+        key = embed_key(embed_text(ch.context, ch.text, language))
         conn.execute(
             sql.INSERT_CHUNK,
             (
                 blob_id, seq, ch.start_line, ch.end_line, start, start + len(ch.text),
-                ch.kind, ch.symbol, ch.context, parts, embed_key(embed_text(ch.context, ch.text)),
+                ch.kind, ch.symbol, ch.context, parts, key,
             ),
         )  # fmt: skip
         chunk_id = conn.last_insert_rowid()

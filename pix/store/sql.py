@@ -7,6 +7,8 @@ INSERT_BLOB = """
 INSERT INTO blob(sha, size, line_count, language, text_size, content) VALUES (?, ?, ?, ?, ?, ?)
 """
 BLOB_CONTENT = "SELECT content, text_size FROM blob WHERE id = ?"
+# The language a blob was stored as: it decides what the model reads of its chunks.
+BLOB_LANGUAGE_BY_ID = "SELECT language FROM blob WHERE id = ?"
 # A blob's trigram rows, written and (on re-masking) deleted with the text at hand.
 INSERT_TRIGRAMS = "INSERT INTO blob_trigram(rowid, text) VALUES (?, ?)"
 DELETE_TRIGRAMS = "INSERT INTO blob_trigram(blob_trigram, rowid, text) VALUES ('delete', ?, ?)"
