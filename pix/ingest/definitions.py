@@ -35,8 +35,9 @@ class Spec:
 
     funcs: frozenset[str]  # function-like units ('method' when inside a class)
     classes: frozenset[str]  # class/type-like units; their bodies are searched for members
-    transparent: frozenset[str]  # namespaces and #ifdef blocks: their contents count as siblings
-    wrappers: frozenset[str]  # decorators/export/template wrappers around one definition
+    # namespaces and #ifdef blocks: their contents count as siblings
+    transparent: frozenset[str] = frozenset()
+    wrappers: frozenset[str] = frozenset()  # decorators/export/template wrappers around one def
     variables: frozenset[str] = frozenset()  # JS `const f = () => ...` declarations
     fields: frozenset[str] = frozenset()  # JS class fields holding arrow functions
     anonymous: frozenset[str] = frozenset()  # transparent containers that do not qualify names
@@ -186,7 +187,6 @@ def _fsharp_member(node: Node) -> Found | None:
 _JS = Spec(
     funcs=_s("function_declaration generator_function_declaration method_definition"),
     classes=_s("class_declaration class"),
-    transparent=frozenset(),
     wrappers=_s("export_statement"),
     variables=_s("lexical_declaration variable_declaration"),
     fields=_s("field_definition public_field_definition"),
@@ -207,7 +207,6 @@ _C = Spec(
     transparent=_s(
         "preproc_ifdef preproc_if preproc_else preproc_elif preproc_elifdef linkage_specification"
     ),
-    wrappers=frozenset(),
 )
 _CPP = Spec(
     funcs=_C.funcs,
@@ -221,8 +220,6 @@ _OCAML = Spec(
         "type_definition module_definition module_type_definition class_definition"
         " exception_definition"
     ),
-    transparent=frozenset(),
-    wrappers=frozenset(),
     bodies=_s("module_binding structure signature"),
     leaves=_s(
         "value_name type_constructor module_name module_type_name class_name constructor_name"
@@ -233,7 +230,6 @@ SPECS: dict[str, Spec] = {
     "python": Spec(
         funcs=_s("function_definition"),
         classes=_s("class_definition"),
-        transparent=frozenset(),
         wrappers=_s("decorated_definition"),
     ),
     "javascript": _JS,
@@ -242,14 +238,11 @@ SPECS: dict[str, Spec] = {
     "go": Spec(
         funcs=_s("function_declaration method_declaration"),
         classes=_s("type_declaration"),
-        transparent=frozenset(),
-        wrappers=frozenset(),
     ),
     "rust": Spec(
         funcs=_s("function_item function_signature_item macro_definition"),
         classes=_s("struct_item enum_item union_item trait_item impl_item type_item"),
         transparent=_s("mod_item"),
-        wrappers=frozenset(),
     ),
     "java": Spec(
         funcs=_s("method_declaration constructor_declaration compact_constructor_declaration"),
@@ -257,8 +250,6 @@ SPECS: dict[str, Spec] = {
             "class_declaration interface_declaration enum_declaration record_declaration"
             " annotation_type_declaration"
         ),
-        transparent=frozenset(),
-        wrappers=frozenset(),
     ),
     "c": _C,
     "cpp": _CPP,
@@ -278,19 +269,15 @@ SPECS: dict[str, Spec] = {
         funcs=_s("method singleton_method"),
         classes=_s("class module"),
         transparent=_s("singleton_class"),
-        wrappers=frozenset(),
     ),
     "shell": Spec(
         funcs=_s("function_definition"),
         classes=frozenset(),
-        transparent=frozenset(),
         wrappers=_s("list"),  # `f() { ... } && complete -F f cmd`
     ),
     "kotlin": Spec(
         funcs=_s("function_declaration secondary_constructor getter setter"),
         classes=_s("class_declaration object_declaration companion_object type_alias"),
-        transparent=frozenset(),
-        wrappers=frozenset(),
         bodies=_s("class_body enum_class_body"),
         leaves=_s("identifier simple_identifier type_identifier"),
         fixed={"companion_object": "Companion", "secondary_constructor": "constructor"},
@@ -311,8 +298,6 @@ SPECS: dict[str, Spec] = {
             " deinit_declaration subscript_declaration"
         ),
         classes=_s("class_declaration protocol_declaration typealias_declaration"),
-        transparent=frozenset(),
-        wrappers=frozenset(),
         fixed={
             "init_declaration": "init",
             "deinit_declaration": "deinit",
@@ -322,8 +307,6 @@ SPECS: dict[str, Spec] = {
     "php": Spec(
         funcs=_s("function_definition method_declaration"),
         classes=_s("class_declaration interface_declaration trait_declaration enum_declaration"),
-        transparent=frozenset(),
-        wrappers=frozenset(),
         anonymous=_s("namespace_definition"),
     ),
     "csharp": Spec(
@@ -336,8 +319,6 @@ SPECS: dict[str, Spec] = {
             "class_declaration interface_declaration struct_declaration enum_declaration"
             " record_declaration record_struct_declaration delegate_declaration"
         ),
-        transparent=frozenset(),
-        wrappers=frozenset(),
         anonymous=_s(
             "namespace_declaration file_scoped_namespace_declaration preproc_if preproc_region"
         ),
@@ -350,15 +331,11 @@ SPECS: dict[str, Spec] = {
     "lua": Spec(
         funcs=_s("function_declaration"),
         classes=frozenset(),
-        transparent=frozenset(),
-        wrappers=frozenset(),
         resolver=_lua,
     ),
     "elixir": Spec(
         funcs=frozenset(),
         classes=frozenset(),
-        transparent=frozenset(),
-        wrappers=frozenset(),
         bodies=_s("do_block"),
         resolver=_elixir,
         glue=_elixir_glue,
@@ -366,8 +343,6 @@ SPECS: dict[str, Spec] = {
     "haskell": Spec(
         funcs=_s("function bind signature"),
         classes=_s("data_type newtype type_synonym type_family class instance"),
-        transparent=frozenset(),
-        wrappers=frozenset(),
         anonymous=_s("declarations"),
         bodies=_s("class_declarations instance_declarations"),
         prefix=_s("haddock"),
@@ -375,8 +350,6 @@ SPECS: dict[str, Spec] = {
     "zig": Spec(
         funcs=_s("function_declaration"),
         classes=frozenset(),
-        transparent=frozenset(),
-        wrappers=frozenset(),
         resolver=_zig,
     ),
     "ocaml": _OCAML,
@@ -385,7 +358,6 @@ SPECS: dict[str, Spec] = {
         funcs=frozenset(),
         classes=frozenset(),
         transparent=_s("module_definition"),
-        wrappers=frozenset(),
         prefix=_s("string_literal"),
         leaves=_s("identifier"),
         resolver=_julia,
@@ -393,22 +365,16 @@ SPECS: dict[str, Spec] = {
     "perl": Spec(
         funcs=_s("subroutine_declaration_statement method_declaration_statement"),
         classes=_s("class_statement"),
-        transparent=frozenset(),
-        wrappers=frozenset(),
     ),
     "powershell": Spec(
         funcs=_s("function_statement class_method_definition"),
         classes=_s("class_statement enum_statement"),
-        transparent=frozenset(),
-        wrappers=frozenset(),
         anonymous=_s("statement_list"),
         leaves=_s("function_name simple_name"),
     ),
     "fsharp": Spec(
         funcs=_s("declaration_expression"),
         classes=_s("type_definition module_defn exception_definition"),
-        transparent=frozenset(),
-        wrappers=frozenset(),
         anonymous=_s("named_module namespace"),
         bodies=_s(
             "anon_type_defn record_type_defn union_type_defn interface_type_defn"
@@ -427,22 +393,17 @@ SPECS: dict[str, Spec] = {
             "contract_declaration interface_declaration library_declaration struct_declaration"
             " enum_declaration"
         ),
-        transparent=frozenset(),
-        wrappers=frozenset(),
         fixed={"constructor_definition": "constructor"},
     ),
     "fortran": Spec(
         funcs=_s("function subroutine module_procedure"),
         classes=_s("module submodule program derived_type_definition interface"),
-        transparent=frozenset(),
-        wrappers=frozenset(),
         bodies=_s("internal_procedures"),
         leaves=_s("name type_name"),
     ),
     "sql": Spec(
         funcs=_s("create_function create_procedure create_trigger"),
         classes=_s("create_table create_view create_materialized_view create_type"),
-        transparent=frozenset(),
         wrappers=_s("statement"),
         leaves=_s("object_reference"),
     ),
