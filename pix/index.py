@@ -189,6 +189,7 @@ def index_repository(
             store = open_store(db_path, create=True, check=check)
             _record_identity(store)
             content.remask_outdated(store)
+            content.rechunk_outdated(store, progress)
             report = _keyword_phase(store, target, listing, max_bytes, progress)
         except BaseException:
             _abandon(store, db_path, created)

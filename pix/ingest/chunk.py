@@ -24,7 +24,13 @@ from pix.ingest.lines import CONTEXT_CHARS, Lines, Piece, merge
 from pix.ingest.paragraphs import block_pieces
 from pix.ingest.prose import markdown_pieces, rst_pieces
 
-__all__ = ["Chunk", "chunk_file", "language_for", "language_for_path"]
+__all__ = ["CHUNKER_VERSION", "Chunk", "chunk_file", "language_for", "language_for_path"]
+
+# What cut a database's chunks, recorded in its `meta` table (pix.store.content.rechunk_outdated):
+# raise it whenever chunks, their names or what the model reads of them change, so that the
+# next `pix index` cuts every stored text again. 1: databases before 2026-12-04 (no record);
+# 2: grammars for Perl, PowerShell, F#, Solidity and Fortran, C#/F# documentation as words.
+CHUNKER_VERSION = 2
 
 _MAX_DEPTH = 8  # deeper nesting is treated like plain lines when ranking split points
 

@@ -15,13 +15,14 @@ from itertools import accumulate
 import apsw
 
 from pix.ingest import redact, scan
-from pix.ingest.chunk import chunk_file, language_for, language_for_path
+from pix.ingest.chunk import CHUNKER_VERSION, chunk_file, language_for, language_for_path
 from pix.ingest.doccomments import for_model
 from pix.ingest.mask import mask, widens
 from pix.ingest.terms import identifier_parts, split_identifier
 from pix.store import codec, sql
 
 REDACT_VERSION_KEY = "redact.version"
+CHUNKER_VERSION_KEY = "chunker.version"
 
 
 def embed_text(context: str | None, text: str, language: str) -> str:
@@ -173,3 +174,42 @@ def remask_outdated(store) -> int:
         # Deleted pages were overwritten (secure_delete); old WAL frames go with a checkpoint.
         store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return added
+
+
+def rechunk_outdated(store, progress=None) -> int:
+    """Cut every stored text again if the chunker that cut them is older than this one
+    (pix.ingest.chunk.CHUNKER_VERSION; a database without a record is older), so an upgrade of
+    pix reaches the texts indexed before it. A chunk whose model input is unchanged takes back
+    the vector of either tier that input had; only new inputs are left to embed. One
+    transaction, then the database records the version. Returns the chunks left to embed."""
+    if store.meta(CHUNKER_VERSION_KEY) == str(CHUNKER_VERSION):
+        return 0
+    conn = store.conn
+    pending = 0
+    with store.write():
+        blobs = conn.execute(sql.ALL_BLOBS).fetchall()
+        dense = dict(conn.execute(sql.VECTORS_BY_EMBED_KEY).fetchall()) if blobs else {}
+        static = dict(conn.execute(sql.STATIC_VECTORS_BY_EMBED_KEY).fetchall()) if blobs else {}
+        if progress is not None and blobs:
+            progress.start("chunking stored files again", len(blobs))
+        for blob_id, _language in blobs:
+            content, text_size, path = conn.execute(sql.BLOB_FOR_REMASK, (blob_id,)).fetchone()
+            conn.execute(sql.DELETE_VECTORS_OF_BLOB, (blob_id,))
+            conn.execute(sql.DELETE_STATIC_VECTORS_OF_BLOB, (blob_id,))
+            conn.execute(sql.DELETE_SYMBOLS_OF_BLOB, (blob_id,))
+            conn.execute(sql.DELETE_CHUNKS_OF_BLOB, (blob_id,))  # FTS rows go with them
+            _store_chunks(conn, blob_id, codec.unpack(content, text_size), path or "")
+            for chunk_id, key in conn.execute(sql.CHUNK_KEYS_OF_BLOB, (blob_id,)).fetchall():
+                if key in dense:  # a chunk has one vector, the transformer's if there is one
+                    conn.execute(sql.INSERT_VECTOR, (chunk_id, dense[key]))
+                elif key in static:
+                    conn.execute(sql.INSERT_STATIC_VECTOR, (chunk_id, static[key]))
+                    pending += 1
+                else:
+                    pending += 1
+            if progress is not None:
+                progress.advance()
+        store.set_meta(CHUNKER_VERSION_KEY, str(CHUNKER_VERSION))
+    if progress is not None and blobs:
+        progress.finish()
+    return pending

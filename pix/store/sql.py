@@ -41,6 +41,17 @@ DELETE_SYMBOLS_OF_BLOB = """
 DELETE FROM symbol WHERE chunk_id IN (SELECT id FROM chunk WHERE blob_id = ?)
 """
 DELETE_CHUNKS_OF_BLOB = "DELETE FROM chunk WHERE blob_id = ?"
+# Every vector of each tier by the model input it was made from (content.rechunk_outdated): a
+# chunk cut again with the same input takes it back instead of being embedded again.
+VECTORS_BY_EMBED_KEY = """
+SELECT c.embed_key, min(v.embedding) FROM chunk c JOIN chunk_vec v ON v.chunk_id = c.id
+GROUP BY c.embed_key
+"""
+STATIC_VECTORS_BY_EMBED_KEY = """
+SELECT c.embed_key, min(v.embedding) FROM chunk c JOIN chunk_vec_static v ON v.chunk_id = c.id
+GROUP BY c.embed_key
+"""
+CHUNK_KEYS_OF_BLOB = "SELECT id, embed_key FROM chunk WHERE blob_id = ? ORDER BY id"
 UPDATE_BLOB_CONTENT = "UPDATE blob SET text_size = ?, content = ? WHERE id = ?"
 
 LATEST_SNAPSHOT_OF_ROOT = """
