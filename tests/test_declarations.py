@@ -99,8 +99,10 @@ CASES: dict[str, tuple[str, list[str]]] = {
         ["O2M", "M2O", "rel", "M2M"],
     ),
     "perl": (
-        "package Mojo::Loader;\n\nsub load_class { my $x = 1; }\n\npackage Mojo::Other;\n1;\n",
-        ["Loader", "Other"],
+        "package Mojo::Server;\nuse Mojo::Base -base;\n\nhas app => sub { 1 };\n"
+        "has [qw(listen silent)];\nhas 'reverse_proxy' => (is => 'rw');\n"
+        "sub load_class { my $x = 1; has inner => 1; }\n\npackage Mojo::Other;\n1;\n",
+        ["Server", "app", "listen", "silent", "reverse_proxy", "Other"],
     ),
     "solidity": (
         "contract Vault {\n    uint256 public total;\n    event Paid(address to);\n"

@@ -51,7 +51,9 @@ DECLARES: dict[str, frozenset[str]] = {
     "lua": _s("variable_declaration assignment_statement"),
     "shell": _s("variable_assignment"),
     "haskell": _s("data_constructor field"),
-    "perl": _s("package_statement"),  # `package Mojo::Loader;`: the class the next subs are in
+    # `package Mojo::Loader;` (the class the next subs are in) and the attributes of Moose, Moo
+    # and Mojo::Base classes: `has app => sub {...}`, `has [qw(listen silent)]`.
+    "perl": _s("package_statement ambiguous_function_call_expression function_call_expression"),
     "solidity": _s(
         "state_variable_declaration event_definition error_declaration struct_member enum_value"
     ),
@@ -110,6 +112,27 @@ def _child(node: Node) -> Node | None:
     )
 
 
+_PERL_NAMES = _s("autoquoted_bareword string_literal interpolated_string_literal")
+
+
+def _perl_attributes(node: Node) -> list[str]:
+    """The attributes a Perl `has` declares: its first argument, a name or a `qw()` list."""
+    if node_text(node.child_by_field_name("function")) != "has":
+        return []
+    args = node.child_by_field_name("arguments")
+    first = args.named_children[0] if args is not None and args.named_children else args
+    if first is not None and first.type == "anonymous_array_expression":
+        first = first.named_children[0] if first.named_children else None
+    if first is None:
+        return []
+    if first.type == "quoted_word_list":
+        return node_text(first.child_by_field_name("content")).split()
+    if first.type in _PERL_NAMES:
+        content = first.child_by_field_name("content")
+        return [node_text(content if content is not None else first)]
+    return []
+
+
 def names_of(node: Node) -> list[str]:
     """The names one declaring node introduces."""
     if node.type == "assignment":  # Python and Ruby: only a plain name on the left
@@ -123,6 +146,8 @@ def names_of(node: Node) -> list[str]:
             return []  # a function: the definitions table names it already
     if node.type == "package_statement":  # Perl: `Mojo::Loader` is asked for as `Loader`
         return [clean_name(node_text(node.child_by_field_name("name"))).rsplit(".", 1)[-1]]
+    if node.type in ("ambiguous_function_call_expression", "function_call_expression"):
+        return _perl_attributes(node)
     if node.type == "enum_body":  # TypeScript: plain members are the body's name fields
         starts = [c for i, c in enumerate(node.children) if node.field_name_for_child(i) == "name"]
         return [node_text(c) for c in starts]
