@@ -101,8 +101,9 @@ CASES: dict[str, tuple[str, list[str]]] = {
     "perl": (
         "package Mojo::Server;\nuse Mojo::Base -base;\n\nhas app => sub { 1 };\n"
         "has [qw(listen silent)];\nhas 'reverse_proxy' => (is => 'rw');\n"
+        "has 'home';\nhas title;\nhas('log');\n"
         "sub load_class { my $x = 1; has inner => 1; }\n\npackage Mojo::Other;\n1;\n",
-        ["Server", "app", "listen", "silent", "reverse_proxy", "Other"],
+        ["Server", "app", "listen", "silent", "reverse_proxy", "home", "title", "log", "Other"],
     ),
     "solidity": (
         "contract Vault {\n    uint256 public total;\n    event Paid(address to);\n"

@@ -112,17 +112,18 @@ def _child(node: Node) -> Node | None:
     )
 
 
-_PERL_NAMES = _s("autoquoted_bareword string_literal interpolated_string_literal")
+_PERL_NAMES = _s("autoquoted_bareword bareword string_literal interpolated_string_literal")
 
 
 def _perl_attributes(node: Node) -> list[str]:
-    """The attributes a Perl `has` declares: its first argument, a name or a `qw()` list."""
+    """The attributes a Perl `has` declares: its first argument, a name or a `qw()` list
+    (`has 'x';`, `has x => sub {...}`, `has [qw(a b)] => ...`)."""
     if node_text(node.child_by_field_name("function")) != "has":
         return []
-    args = node.child_by_field_name("arguments")
-    first = args.named_children[0] if args is not None and args.named_children else args
-    if first is not None and first.type == "anonymous_array_expression":
-        first = first.named_children[0] if first.named_children else None
+    first = node.child_by_field_name("arguments")  # the argument itself when it is the only one
+    for container in ("list_expression", "anonymous_array_expression"):
+        if first is not None and first.type == container:
+            first = first.named_children[0] if first.named_children else None
     if first is None:
         return []
     if first.type == "quoted_word_list":
