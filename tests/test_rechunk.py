@@ -87,3 +87,18 @@ def test_a_new_database_records_the_chunker_that_cut_it(tmp_path, embedder):
     index_repository(str(repo), embedder=embedder)
     with open_store(str(repo / ".pix.db"), create=False) as store:
         assert store.meta(CHUNKER_VERSION_KEY) == str(CHUNKER_VERSION)
+
+
+def test_a_database_cut_by_a_newer_pix_is_left_as_it_is(tmp_path, embedder):
+    # A .pix.db copied back from a machine with a newer pix keeps that pix's chunks.
+    repo = new_repo(tmp_path / "repo", {"src/app.py": PY})
+    index_repository(str(repo), embedder=embedder)
+    db = repo / ".pix.db"
+    newer = str(CHUNKER_VERSION + 1)
+    with open_store(str(db), create=False) as store, store.write():
+        store.set_meta(CHUNKER_VERSION_KEY, newer)
+    before = [row[1] for row in chunks(db)]
+    index_repository(str(repo), embedder=embedder)
+    assert [row[1] for row in chunks(db)] == before
+    with open_store(str(db), create=False) as store:
+        assert store.meta(CHUNKER_VERSION_KEY) == newer

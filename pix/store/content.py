@@ -51,7 +51,7 @@ def store_blob(conn: apsw.Connection, sha: str, path: str, data: bytes) -> int:
     blob_id = conn.last_insert_rowid()
     conn.execute(sql.INSERT_TRIGRAMS, (blob_id, masked.text))
     _insert_secrets(conn, blob_id, masked.secrets, 0)
-    return _store_chunks(conn, blob_id, masked.text, path)
+    return _store_chunks(conn, blob_id, masked.text, path, language)
 
 
 def embed_inputs(conn: apsw.Connection, rows: list[tuple]) -> list[str]:
@@ -63,19 +63,12 @@ def embed_inputs(conn: apsw.Connection, rows: list[tuple]) -> list[str]:
     for i in order:
         _, context, blob_id, start, end = rows[i]
         if blob_id != current:
-            text, current = blob_text(conn, blob_id), blob_id
-            language = blob_language(conn, blob_id)
+            content, text_size, language = conn.execute(
+                sql.BLOB_FOR_EMBEDDING, (blob_id,)
+            ).fetchone()
+            text, current = codec.unpack(content, text_size), blob_id
         out[i] = embed_text(context, text[start:end], language)
     return out
-
-
-def blob_language(conn: apsw.Connection, blob_id: int) -> str:
-    return conn.execute(sql.BLOB_LANGUAGE_BY_ID, (blob_id,)).fetchone()[0]
-
-
-def blob_text(conn: apsw.Connection, blob_id: int) -> str:
-    """A stored blob's text (secrets masked)."""
-    return codec.unpack(*conn.execute(sql.BLOB_CONTENT, (blob_id,)).fetchone())
 
 
 def _insert_secrets(conn: apsw.Connection, blob_id: int, secrets, first_seq: int) -> None:
@@ -85,9 +78,10 @@ def _insert_secrets(conn: apsw.Connection, blob_id: int, secrets, first_seq: int
     )
 
 
-def _store_chunks(conn: apsw.Connection, blob_id: int, text: str, path: str) -> int:
+def _store_chunks(conn: apsw.Connection, blob_id: int, text: str, path: str, language: str) -> int:
+    """The chunks of a blob's text, with their FTS rows and symbols. `language` is the blob's
+    stored one, as embed_inputs reads it, so each embed key is the hash of the model's input."""
     chunks = chunk_file(text, path)
-    language = blob_language(conn, blob_id)  # as embed_inputs reads it, so the keys agree
     # Character offset of each line: a chunk is whole lines, so its range follows from them.
     starts = [0, *accumulate(len(line) + 1 for line in text.split("\n"))]
     for seq, ch in enumerate(chunks):
@@ -131,22 +125,28 @@ def remask_blob(conn: apsw.Connection, blob_id: int, language: str) -> int:
     or stored from a path whose language counted fewer secrets). The blob's chunks are
     derived again (FTS rows, symbols; their vectors of both tiers go, to be made again). Returns the
     secrets newly masked."""
-    content, text_size, path = conn.execute(sql.BLOB_FOR_REMASK, (blob_id,)).fetchone()
+    content, text_size, path, stored = conn.execute(sql.BLOB_FOR_REMASK, (blob_id,)).fetchone()
     text = codec.unpack(content, text_size)
     masked = mask(text, language)
     if not masked.secrets:
         return 0
     seq = conn.execute(sql.NEXT_SECRET_SEQ, (blob_id,)).fetchone()[0]
-    conn.execute(sql.DELETE_VECTORS_OF_BLOB, (blob_id,))
-    conn.execute(sql.DELETE_STATIC_VECTORS_OF_BLOB, (blob_id,))
-    conn.execute(sql.DELETE_SYMBOLS_OF_BLOB, (blob_id,))
-    conn.execute(sql.DELETE_CHUNKS_OF_BLOB, (blob_id,))  # FTS rows go with the old text
+    _drop_chunks(conn, blob_id)  # while the old text is stored: the FTS rows are deleted by it
     conn.execute(sql.DELETE_TRIGRAMS, (blob_id, text))
     conn.execute(sql.UPDATE_BLOB_CONTENT, (*codec.pack(masked.text), blob_id))
     conn.execute(sql.INSERT_TRIGRAMS, (blob_id, masked.text))
     _insert_secrets(conn, blob_id, masked.secrets, seq)
-    _store_chunks(conn, blob_id, masked.text, path or "")
+    _store_chunks(conn, blob_id, masked.text, path or "", stored)
     return len(masked.secrets)
+
+
+def _drop_chunks(conn: apsw.Connection, blob_id: int) -> None:
+    """A blob's chunks and all derived from them: vectors of both tiers, symbols, FTS rows (the
+    chunk delete trigger reads their text from the blob, so call it before the text changes)."""
+    conn.execute(sql.DELETE_VECTORS_OF_BLOB, (blob_id,))
+    conn.execute(sql.DELETE_STATIC_VECTORS_OF_BLOB, (blob_id,))
+    conn.execute(sql.DELETE_SYMBOLS_OF_BLOB, (blob_id,))
+    conn.execute(sql.DELETE_CHUNKS_OF_BLOB, (blob_id,))
 
 
 def remask_for_path(conn: apsw.Connection, sha: str, stored_language: str, path: str) -> int:
@@ -176,40 +176,35 @@ def remask_outdated(store) -> int:
     return added
 
 
-def rechunk_outdated(store, progress=None) -> int:
+def rechunk_outdated(store, progress=None) -> None:
     """Cut every stored text again if the chunker that cut them is older than this one
-    (pix.ingest.chunk.CHUNKER_VERSION; a database without a record is older), so an upgrade of
-    pix reaches the texts indexed before it. A chunk whose model input is unchanged takes back
-    the vector of either tier that input had; only new inputs are left to embed. One
-    transaction, then the database records the version. Returns the chunks left to embed."""
-    if store.meta(CHUNKER_VERSION_KEY) == str(CHUNKER_VERSION):
-        return 0
+    (pix.ingest.chunk.CHUNKER_VERSION; a database without a record is version 1), so an
+    upgrade of pix reaches the texts indexed before it; a database cut by a newer pix is left
+    as it is. A chunk whose model input is unchanged takes back the vector of either tier that
+    input had; only new inputs are left to embed. One transaction, then the database records
+    the version."""
+    if int(store.meta(CHUNKER_VERSION_KEY) or 1) >= CHUNKER_VERSION:
+        return
     conn = store.conn
-    pending = 0
     with store.write():
-        blobs = conn.execute(sql.ALL_BLOBS).fetchall()
-        dense = dict(conn.execute(sql.VECTORS_BY_EMBED_KEY).fetchall()) if blobs else {}
-        static = dict(conn.execute(sql.STATIC_VECTORS_BY_EMBED_KEY).fetchall()) if blobs else {}
+        blobs = [row[0] for row in conn.execute(sql.ALL_BLOBS).fetchall()]
+        dense = dict(conn.execute(sql.VECTORS_BY_EMBED_KEY).fetchall())
+        static = dict(conn.execute(sql.STATIC_VECTORS_BY_EMBED_KEY).fetchall())
         if progress is not None and blobs:
             progress.start("chunking stored files again", len(blobs))
-        for blob_id, _language in blobs:
-            content, text_size, path = conn.execute(sql.BLOB_FOR_REMASK, (blob_id,)).fetchone()
-            conn.execute(sql.DELETE_VECTORS_OF_BLOB, (blob_id,))
-            conn.execute(sql.DELETE_STATIC_VECTORS_OF_BLOB, (blob_id,))
-            conn.execute(sql.DELETE_SYMBOLS_OF_BLOB, (blob_id,))
-            conn.execute(sql.DELETE_CHUNKS_OF_BLOB, (blob_id,))  # FTS rows go with them
-            _store_chunks(conn, blob_id, codec.unpack(content, text_size), path or "")
+        for blob_id in blobs:
+            content, text_size, path, language = conn.execute(
+                sql.BLOB_FOR_REMASK, (blob_id,)
+            ).fetchone()
+            _drop_chunks(conn, blob_id)
+            _store_chunks(conn, blob_id, codec.unpack(content, text_size), path or "", language)
             for chunk_id, key in conn.execute(sql.CHUNK_KEYS_OF_BLOB, (blob_id,)).fetchall():
                 if key in dense:  # a chunk has one vector, the transformer's if there is one
                     conn.execute(sql.INSERT_VECTOR, (chunk_id, dense[key]))
                 elif key in static:
                     conn.execute(sql.INSERT_STATIC_VECTOR, (chunk_id, static[key]))
-                    pending += 1
-                else:
-                    pending += 1
             if progress is not None:
                 progress.advance()
         store.set_meta(CHUNKER_VERSION_KEY, str(CHUNKER_VERSION))
     if progress is not None and blobs:
         progress.finish()
-    return pending

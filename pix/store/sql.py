@@ -7,8 +7,8 @@ INSERT_BLOB = """
 INSERT INTO blob(sha, size, line_count, language, text_size, content) VALUES (?, ?, ?, ?, ?, ?)
 """
 BLOB_CONTENT = "SELECT content, text_size FROM blob WHERE id = ?"
-# The language a blob was stored as: it decides what the model reads of its chunks.
-BLOB_LANGUAGE_BY_ID = "SELECT language FROM blob WHERE id = ?"
+# A blob's text and the language it was stored as (which decides what the model reads of it).
+BLOB_FOR_EMBEDDING = "SELECT content, text_size, language FROM blob WHERE id = ?"
 # A blob's trigram rows, written and (on re-masking) deleted with the text at hand.
 INSERT_TRIGRAMS = "INSERT INTO blob_trigram(rowid, text) VALUES (?, ?)"
 DELETE_TRIGRAMS = "INSERT INTO blob_trigram(blob_trigram, rowid, text) VALUES ('delete', ?, ?)"
@@ -26,7 +26,8 @@ INSERT_SYMBOL = "INSERT INTO symbol(term, chunk_id, whole, name, declared) VALUE
 
 # --- re-masking a stored text (pix.store.content.remask_blob)
 BLOB_FOR_REMASK = """
-SELECT b.content, b.text_size, (SELECT min(f.path) FROM snapshot_file f WHERE f.blob_sha = b.sha)
+SELECT b.content, b.text_size, (SELECT min(f.path) FROM snapshot_file f WHERE f.blob_sha = b.sha),
+       b.language
 FROM blob b WHERE b.id = ?
 """
 ALL_BLOBS = "SELECT id, language FROM blob ORDER BY id"
