@@ -33,7 +33,7 @@ import numpy as np
 
 from pix.ingest.terms import query_terms
 from pix.query import QueryEngine, QueryRequest, query_vectors
-from pix.retrieve import define, lift, phrase, rank
+from pix.retrieve import component, define, lift, phrase, rank
 from pix.retrieve.route import route
 from pix.retrieve.search import fts_query
 from pix.shard_factors import MEANING
@@ -178,6 +178,8 @@ def ceiling(probe: ShardProbe, request: QueryRequest) -> float:
     for channel in MEANING:  # a meaning channel with no vector there finds nothing
         if channel not in probe.meaning:
             weights[channel] = 0.0
+    if not component.names(request.query):  # nor a component channel with no component
+        weights[component.CHANNEL] = 0.0
     return lift.unit(rank.ceiling(weights), request.fusion)
 
 

@@ -500,7 +500,7 @@ def test_explain_reports_channels_and_never_changes_ranking(corpus, ranked, mode
 
     summary = explained["explain"]
     assert summary["fusion"] == fusion
-    assert set(summary["weights"]) == {"dense", "static", "bm25", "ident", "path"}
+    assert set(summary["weights"]) == {"dense", "static", "bm25", "ident", "path", "component"}
     chunk_count = len(ranked(CELSIUS, "chunk")["results"])
     assert summary["candidates"] == chunk_count
     if fusion == "rrf":

@@ -104,6 +104,7 @@ def test_route_restricts_channels():
         "bm25": 0.0,
         "ident": 0.0,
         "path": 0.0,
+        "component": 0.0,
     }
 
 

@@ -24,7 +24,6 @@ from functools import lru_cache
 import apsw
 
 from pix.ingest.terms import STOPWORDS, query_terms, split_identifier
-from pix.retrieve.priors import ROLE_FACTORS, path_role
 
 # A query is issue-shaped when it is long or has the layout of a report (several lines, with
 # code or a traceback); a short question stays a question.
@@ -416,78 +415,6 @@ def ident_terms(conn: apsw.Connection, ev: Evidence) -> tuple[list[str], list[st
                 if part not in parts and part not in STOPWORDS:
                     parts.append(part)
     return terms, parts
-
-
-# --- fusion: the evidence channel joins the fused list ----------------------------------------
-
-OTHER_CHUNKS = 0.5
-
-EVIDENCE_CHUNKS = """
-SELECT f.path, c.id, b.sha, c.start_line, c.end_line, c.kind, c.symbol, b.language
-FROM snapshot_file f JOIN blob b ON b.sha = f.blob_sha JOIN chunk c ON c.blob_id = b.id
-WHERE f.snapshot_id = :snapshot AND f.path IN (SELECT value FROM json_each(:paths))
-ORDER BY f.path, c.start_line, c.id
-"""
-
-
-def fuse(
-    conn: apsw.Connection,
-    snapshot_id: int,
-    hits: list,
-    files: list[tuple[str, float, int | None]],
-    weight: float,
-    rrf_k: int,
-    priors: bool,
-) -> list:
-    """`hits` with the evidence channel added: a file ranked r by the evidence adds
-    weight / (rrf_k + r) (times its path prior) to the chunk that holds the line its innermost
-    frame names, OTHER_CHUNKS of that to its other chunks in the list (all of it when no line
-    is named); a file the other channels missed enters with the chunk that holds the named
-    line (else its first chunk)."""
-    from pix.retrieve.search import Hit
-
-    if not files or weight <= 0:
-        return hits
-    rank = {path: n + 1 for n, (path, _, _) in enumerate(files)}
-    raw = {path: s for path, s, _ in files}
-    named_line = {path: line for path, _, line in files}
-    present = {h.path for h in hits}
-    missing = [p for p in rank if p not in present]
-    anchors: dict[str, tuple] = {}
-    if missing:
-        by_path: dict[str, list[tuple]] = {}
-        params = {"snapshot": snapshot_id, "paths": json.dumps(missing)}
-        for row in conn.execute(EVIDENCE_CHUNKS, params):
-            by_path.setdefault(row[0], []).append(row)
-        for path, chunks in by_path.items():
-            line = named_line.get(path)
-            holding = [r for r in chunks if line is not None and r[3] <= line <= r[4]]
-            anchors[path] = (
-                min(holding, key=lambda r: (r[4] - r[3], r[3])) if holding else chunks[0]
-            )
-    out = []
-    for hit in hits:
-        if hit.path in rank:
-            line = named_line.get(hit.path)
-            # The chunk that holds the named line takes the whole contribution; the file's
-            # other chunks half, so that chunk mode points at the line.
-            share = 1.0 if line is None or hit.start_line <= line <= hit.end_line else OTHER_CHUNKS
-            hit = _credit(hit, rank[hit.path], raw[hit.path], weight * share, rrf_k, priors)
-        out.append(hit)
-    for path, row in anchors.items():
-        role = path_role(path)
-        base = Hit(path, row[1], row[2], row[3], row[4], row[5], row[6], 0.0, 0.0, role, row[7], {})
-        out.append(_credit(base, rank[path], raw[path], weight, rrf_k, priors))
-    out.sort(key=lambda h: (-h.score, h.path, h.start_line, h.chunk_id))
-    return out
-
-
-def _credit(hit, rank: int, raw: float, weight: float, rrf_k: int, priors: bool):
-    part = weight / (rrf_k + rank)
-    factor = ROLE_FACTORS[hit.role] if priors else 1.0
-    channels = dict(hit.channels)
-    channels["evidence"] = {"rank": rank, "score": raw, "weight": weight, "contribution": part}
-    return replace(hit, score=hit.score + part * factor, fused=hit.fused + part, channels=channels)
 
 
 # A report asks for a fix, and fixes land in code: prose and configuration files echo an issue's

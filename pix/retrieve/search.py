@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from pix.ingest.terms import code_terms, hyphenated_names, query_terms
-from pix.retrieve import evidence
+from pix.retrieve import component, evidence, named
 from pix.retrieve.priors import ROLE_FACTORS, path_role
 from pix.retrieve.route import SQL_CHANNELS, Route
 from pix.store import search_sql
@@ -164,10 +164,18 @@ def search(
             scope = [
                 row[0] for row in store.conn.execute(search_sql.SNAPSHOT_PATHS, (snapshot_id,))
             ]
-        files = evidence.evidence_files(issue, scope)
-        hits = evidence.fuse(
-            store.conn, snapshot_id, hits, files, weights["evidence"], RRF_K, priors
+        files = [
+            named.NamedFile(p, s, line) for p, s, line in evidence.evidence_files(issue, scope)
+        ]
+        hits = named.fuse(
+            store.conn, snapshot_id, hits, files, "evidence", weights["evidence"], RRF_K, priors
         )
+    if weights.get(component.CHANNEL, 0.0) > 0:
+        files = component.component_files(store.conn, snapshot_id, query, paths)
+        hits = named.fuse(
+            store.conn, snapshot_id, hits, files, component.CHANNEL, weights[component.CHANNEL],
+            RRF_K, priors,
+        )  # fmt: skip
     if issue is not None and "kinds" in evidence.STEPS and priors:
         hits = evidence.demote_noncode(hits)
     return hits
