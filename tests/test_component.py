@@ -45,7 +45,7 @@ FILES = {
 # A project named for itself: its own name is a folder of every source file.
 PROJECT = {
     f"javalin/src/io/javalin/{name}.java": f"class {name} {{ void start() {{}} }}\n"
-    for name in ("Javalin", "Context", "Router", "Config", "Server")
+    for name in ("Javalin", "Context", "Router", "Config", "Server", "http/Router")
 }
 
 
@@ -118,6 +118,12 @@ def test_the_projects_own_name_counts_only_as_a_file_name(tmp_path: Path, embedd
     (snapshot,) = conn.execute("SELECT max(id) FROM snapshot").fetchone()
     files = component.component_files(conn, snapshot, "javalin: start the server twice", None)
     assert [(f.path, f.share) for f in files] == [("javalin/src/io/javalin/Javalin.java", 1.0)]
+    # Two files of one name share a vote.
+    routers = component.component_files(conn, snapshot, "router: x", None)
+    assert [(f.path.rsplit("/", 2)[-2], f.share) for f in routers] == [
+        ("javalin", 0.5),
+        ("http", 0.5),
+    ]
     # A path filter is the scope: the folder's files outside it are not named.
     scoped = component.component_files(
         conn, snapshot, "router: x", ["javalin/src/io/javalin/Config.java"]

@@ -8,7 +8,8 @@ bash-completion's `feh: ...` is completions/feh. The path channel hears only the
 vote among the question's others; this channel names the files (fused after the SQL, as an
 issue's named files are: pix/retrieve/named.py):
 
-- a file whose name, less its extension, is the component takes the channel's whole weight;
+- a file whose name, less its extension, is the component takes the channel's whole weight,
+  n files of that name 1/n each (gitsigns has two blame.lua, hono a router.ts per router);
 - a folder so named shares the weight among its files (1/n each of n): a folder says less
   about which of its files changed, and a big one would otherwise outvote the words;
 - a name most of the repository shares (more than half its files: the project's own name,
@@ -17,8 +18,8 @@ issue's named files are: pix/retrieve/named.py):
 Names compare without case, hyphens or underscores (`trie-router` = `TrieRouter` =
 `trie_router`), and only whole names count: symfony's `Console: ...` is no vote for
 ConsoleOutput.php. Measured on the 14 language commit sets (bench/README.md, "fourteenth
-session"): bash-completion, hono and scalafmt gain 0.03-0.11 MRR@10, no set loses more than
-0.003, and questions that name no component are untouched.
+session"): bash-completion, hono and scalafmt gain 0.03-0.11 MRR@10, no set loses, with the
+transformer or static-only, and questions that name no component are untouched.
 """
 
 from __future__ import annotations
@@ -115,9 +116,12 @@ def component_files(
     )
     if len(matched) > SHARED * total:
         matched = {p: m for p, m in matched.items() if m[1]}
-    folder_files = sum(not is_file for _, is_file in matched.values())
+    # A name many files share says less about which of them changed: each so named file or
+    # folder's file takes an equal part of a whole vote.
+    files = sum(is_file for _, is_file in matched.values())
+    folder_files = len(matched) - files
     ranked = sorted(matched, key=lambda p: (-matched[p][0], not matched[p][1], len(p), p))
     return [
-        NamedFile(p, float(matched[p][0]), None, 1.0 if matched[p][1] else 1.0 / folder_files)
+        NamedFile(p, float(matched[p][0]), None, 1.0 / (files if matched[p][1] else folder_files))
         for p in ranked[:LIMIT]
     ]
