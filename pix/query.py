@@ -23,10 +23,11 @@ from pix.output.shown import Redactions, ShownFile
 from pix.pathglob import glob_regex
 from pix.retrieve import define, phrase, refine
 from pix.retrieve.evidence import embed_query, embed_static
+from pix.retrieve.hits import Hit
 from pix.retrieve.knn import WarmVectors
 from pix.retrieve.rank import by_file, rescore
 from pix.retrieve.route import CHANNELS, Route, route
-from pix.retrieve.search import DEPTH, RRF_K, Hit, register_functions, search
+from pix.retrieve.search import DEPTH, RRF_K, register_functions, search
 from pix.schemas import JsonRequest
 from pix.snapshot import Snapshot, changed_files, select_snapshot
 from pix.store import codec, content, open_store, search_sql, sql

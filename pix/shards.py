@@ -65,8 +65,9 @@ from pix.query import (
     retrieve,
     warn_unrevealed,
 )
+from pix.retrieve.hits import Hit
 from pix.retrieve.rank import by_file
-from pix.retrieve.search import RRF_K, Hit
+from pix.retrieve.search import RRF_K
 from pix.shard_embedder import OnceEmbedder, load_embedder, load_static
 from pix.shard_factors import (
     MEANING,

@@ -31,15 +31,16 @@ import apsw
 
 from pix.ingest.terms import split_identifier
 from pix.retrieve.named import NamedFile
+from pix.retrieve.route import COMPONENT
 
 CHANNEL = "component"
 LIMIT = 20  # files the channel may name, as many as the path channel
 SHARED = 0.5  # a folder name held by more than this share of the files is the project's
 
-# `router: ...`, `utils/cookie: ...`, `Router bugfix: ...` (pix.retrieve.route.COMPONENT);
+# `router: ...`, `utils/cookie: ...`, `Router bugfix: ...` (the router's COMPONENT);
 # conventional commits' `fix(router): ...` and `feat(a,b)!: ...`; `[Console] ...`.
 _FORMS = (
-    re.compile(r"^([\w./,\- ]{1,30}):\s"),
+    COMPONENT,
     re.compile(r"^\w+\(([\w./,\- ]{1,30})\)!?:\s"),
     re.compile(r"^\[([\w./,\- ]{1,30})\]\s"),
 )
@@ -97,7 +98,7 @@ def component_files(
         if allowed is not None and path not in allowed:
             continue
         *folders, file = path.split("/")
-        stem = _normal(file) or file.lower()
+        stem = _normal(file)
         in_folders = {_normal(f) for f in folders}
         count, is_file = 0, False
         for name, _ in wanted:

@@ -39,8 +39,8 @@ from pix.ingest.mask import mask
 from pix.ingest.redact import may_hold_secret
 from pix.ingest.terms import STOPWORDS
 from pix.retrieve import lift
+from pix.retrieve.hits import Hit
 from pix.retrieve.route import Route
-from pix.retrieve.search import Hit
 from pix.store import define_sql
 from pix.store.db import Store
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from pix.retrieve import rank
+from pix.retrieve.hits import Hit
 from pix.retrieve.priors import ROLE_FACTORS, path_role
-from pix.retrieve.search import RRF_K, Hit
+from pix.retrieve.search import RRF_K
 
 
 @dataclass

@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import apsw
 
+from pix.retrieve.hits import Hit, revised
 from pix.retrieve.priors import ROLE_FACTORS, path_role
-
-if TYPE_CHECKING:
-    from pix.retrieve.search import Hit
 
 OTHER_CHUNKS = 0.5
 
@@ -52,8 +49,6 @@ def fuse(
     priors: bool,
 ) -> list[Hit]:
     """`hits` with the channel's files credited, in the fused order (score, path, line)."""
-    from pix.retrieve.search import Hit  # noqa: F811 (search fuses these: imported at run time)
-
     if not files or weight <= 0:
         return hits
     named = {f.path: (rank, f) for rank, f in enumerate(files, 1)}
@@ -94,6 +89,4 @@ def _credit(
     factor = ROLE_FACTORS[hit.role] if priors else 1.0
     channels = dict(hit.channels)
     channels[channel] = {"rank": rank, "score": raw, "weight": weight, "contribution": part}
-    from pix.retrieve.search import revised  # search fuses these: imported at run time
-
     return revised(hit, score=hit.score + part * factor, fused=hit.fused + part, channels=channels)

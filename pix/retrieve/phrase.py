@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from pix.ingest.mask import PLACEHOLDER, mask
 from pix.ingest.redact import may_hold_secret
 from pix.retrieve import lift
+from pix.retrieve.hits import Hit
 from pix.retrieve.route import Route
-from pix.retrieve.search import Hit
 from pix.store import codec, phrase_sql, sql
 from pix.store.db import Store
 

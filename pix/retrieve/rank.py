@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from pix.retrieve.search import RRF_K, Hit, revised
+from pix.retrieve.hits import Hit, revised
+from pix.retrieve.search import RRF_K
 
 # The channels with a raw score worth comparing, and how much standing out counts in each. The
 # transformer's lead is the surest sign (on NL->function questions its first hit is right 92-99%

@@ -94,7 +94,7 @@ LANGUAGE_NAMES = frozenset(
 _VERSION = re.compile(r"\s*(?:[<>=~^]+\s*)?v?\d")
 _WORD = re.compile(r"\S+")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
-COMPONENT = re.compile(r"^[\w./,\- ]{1,30}:\s")  # "router: ...", "Bash completion: ..."
+COMPONENT = re.compile(r"^([\w./,\- ]{1,30}):\s")  # "router: ...", "Bash completion: ..."
 _STRIP = ".,;:!?()[]'\"`"
 
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, fields
 
 import numpy as np
 
 from pix.ingest.terms import code_terms, hyphenated_names, query_terms
 from pix.retrieve import component, evidence, named
+from pix.retrieve.hits import Hit, hits_of_rows
 from pix.retrieve.priors import ROLE_FACTORS, path_role
 from pix.retrieve.route import SQL_CHANNELS, Route
 from pix.store import search_sql
@@ -17,54 +17,6 @@ from pix.store.db import Store
 DEPTH = 200  # candidates per channel
 PATH_DEPTH = 20  # files the path channel may name
 RRF_K = 60
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One fused chunk at one path, with each channel's share of its score."""
-
-    path: str
-    chunk_id: int
-    blob_sha: str
-    start_line: int
-    end_line: int
-    kind: str
-    symbol: str | None
-    score: float
-    fused: float
-    role: str
-    language: str
-    channels: dict[str, dict]  # channel -> {rank, score, weight, contribution}
-    rank: dict[str, float] = field(default_factory=dict)  # what the ranking stage added
-
-
-_FIELDS = tuple(f.name for f in fields(Hit))
-
-
-def revised(hit: Hit, **changes) -> Hit:
-    """`dataclasses.replace` for the ranking stage's loops over every candidate: replace runs
-    the frozen __init__ again, one object.__setattr__ per field (6 us a hit; a question across
-    20 repositories ranks 8,000). The copy is the same Hit, made without it."""
-    new = object.__new__(Hit)
-    new.__dict__.update(hit.__dict__)
-    new.__dict__.update(changes)
-    return new
-
-
-def _hits(rows: list[tuple]) -> list[Hit]:
-    """The fused statement's rows as hits. The statement spells each row's channels as the
-    JSON object Hit.channels is, and all rows' are parsed in one call (a json.loads and a dict
-    built per row were a third of the Python time of a query)."""
-    channels = json.loads("[" + ",".join(row[-1] for row in rows) + "]")
-    out = []
-    new = object.__new__
-    for row, parts in zip(rows, channels, strict=True):
-        hit = new(Hit)
-        hit.__dict__.update(zip(_FIELDS, row, strict=False))
-        hit.__dict__["channels"] = parts
-        hit.__dict__["rank"] = {}
-        out.append(hit)
-    return out
 
 
 def register_functions(store: Store) -> None:
@@ -157,7 +109,7 @@ def search(
     else:
         scope = "whole" if whole else "scoped"
     statement = STATEMENTS[(scope, "dbsf" if fusion == "dbsf" else "rrf")]
-    hits = _hits(store.conn.execute(statement, params).fetchall())
+    hits = hits_of_rows(store.conn.execute(statement, params).fetchall())
     if issue is not None and "files" in evidence.STEPS and weights.get("evidence", 0.0) > 0:
         scope = paths
         if scope is None:
