@@ -415,6 +415,27 @@ def test_long_function_split_with_context():
     assert [d for p in pieces for d in p.defines] == ["accumulate"]
 
 
+def test_definition_is_named_by_the_piece_with_its_name():
+    # A documentation comment too long to share a piece with its signature: the piece that
+    # reads `ExecuteOutcome(` defines the method, not the prose above it (the definition
+    # step lifts the piece that defines a name).
+    remark = "    /// Line {} of a long remark about outcomes and callbacks.\n"
+    doc = "".join(remark.format(i) for i in range(14))
+    text = (
+        "public class Pipeline\n{\n"
+        f"{doc}"
+        "    public int ExecuteOutcome(int callback, int state)\n"
+        "        => callback + state;\n"
+        "}\n"
+    )
+    chunks = check_invariants(text, "Pipeline.cs", max_chars=500, min_chars=100)
+    pieces = by_symbol(chunks)["Pipeline.ExecuteOutcome"]
+    assert len(pieces) >= 2
+    (named,) = [p for p in pieces if "ExecuteOutcome" in p.defines]
+    assert "public int ExecuteOutcome(" in named.text
+    assert named is not pieces[0]
+
+
 def test_single_huge_statement_is_cut_by_lines():
     items = "".join(f"        'key_{i}': {i},\n" for i in range(200))
     text = f"def table():\n    return {{\n{items}    }}\n"

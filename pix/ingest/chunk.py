@@ -29,8 +29,9 @@ __all__ = ["CHUNKER_VERSION", "Chunk", "chunk_file", "language_for", "language_f
 # What cut a database's chunks, recorded in its `meta` table (pix.store.content.rechunk_outdated):
 # raise it whenever chunks, their names or what the model reads of them change, so that the
 # next `pix index` cuts every stored text again. 1: databases before 2026-12-04 (no record);
-# 2: grammars for Perl, PowerShell, F#, Solidity and Fortran, C#/F# documentation as words.
-CHUNKER_VERSION = 2
+# 2: grammars for Perl, PowerShell, F#, Solidity and Fortran, C#/F# documentation as words;
+# 3: a definition cut from a long documentation comment is named by the piece with its name.
+CHUNKER_VERSION = 3
 
 _MAX_DEPTH = 8  # deeper nesting is treated like plain lines when ranking split points
 
@@ -245,7 +246,12 @@ class _CodeChunker:
         pieces = self.layout(
             unit.members, start, end, unit.outer, unit.kind, unit.symbol, parent, own, unit.sig[1]
         )
-        pieces[0].defines[:0] = unit.names
+        # The piece holding the name's row defines it: a documentation comment too long to
+        # share a piece with the signature is cut off above it, and the definition step
+        # (pix.retrieve.define) must lift the piece that reads `ExecuteOutcomeAsync(`, not
+        # the prose before it.
+        named = next((p for p in pieces if p.start <= unit.sig[0] <= p.end), pieces[0])
+        named.defines[:0] = unit.names
         return pieces
 
     def ranks(self, node: Node, lo: int, hi: int) -> dict[int, int]:
