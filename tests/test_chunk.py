@@ -436,6 +436,58 @@ def test_definition_is_named_by_the_piece_with_its_name():
     assert named is not pieces[0]
 
 
+CONDITIONAL = {
+    # path: (source, the definitions it holds under a condition)
+    "compat.py": (
+        "try:\n    import simplejson as json\nexcept ImportError:\n"
+        "    def loads(text):\n        return text\n"
+        "if HAS_SSL:\n    class Secure:\n        def wrap(self, sock):\n            return sock\n"
+        "else:\n    def unwrap(sock):\n        return sock\n"
+        "\n\nclass Config:\n    if DEBUG:\n        def trace(self):\n            return 1\n",
+        ["loads", "Secure", "wrap", "unwrap", "Config", "trace"],
+    ),
+    "adapter.rb": (
+        'begin\n  require "active_job"\n\n  module ActiveJob\n    class SidekiqAdapter\n'
+        "      def stopping?\n        @stopping\n      end\n    end\n  end\n"
+        "rescue LoadError\n  def fallback\n    nil\n  end\nend\n",
+        ["ActiveJob", "SidekiqAdapter", "stopping?", "fallback"],
+    ),
+    "bindings.bash": (
+        "if [[ -n $BASH ]]; then\n  __fzf_history__() {\n    history\n  }\n"
+        "else\n  __fzf_select__() {\n    find .\n  }\nfi\n",
+        ["__fzf_history__", "__fzf_select__"],
+    ),
+    "helpers.php": (
+        "<?php\n\nif (! function_exists('app')) {\n    function app($make = null)\n    {\n"
+        "        return $make;\n    }\n} else {\n    function env($key)\n    {\n"
+        "        return $key;\n    }\n}\n",
+        ["app", "env"],
+    ),
+    "install.ex": (
+        "if Code.ensure_loaded?(Igniter) do\n  defmodule Mix.Tasks.Install do\n"
+        "    def igniter(task) do\n      task\n    end\n  end\nelse\n"
+        "  defmodule Mix.Tasks.Install do\n    def run(_argv), do: :ok\n  end\nend\n",
+        ["Install", "igniter", "Install", "run"],
+    ),
+    "async.lua": (
+        "do\n  local function acquire(self)\n    return self\n  end\n"
+        "  function M.release(self)\n    return self\n  end\nend\n",
+        ["acquire", "release"],
+    ),
+}
+
+
+@pytest.mark.parametrize("path", sorted(CONDITIONAL))
+def test_definitions_under_a_condition_are_units(path):
+    # `try: ... except ImportError: def loads`, Ruby's `begin ... rescue LoadError` around a
+    # whole adapter, shell functions defined per shell, PHP's `if (!function_exists(...))`,
+    # Elixir's `if Code.ensure_loaded?(...) do defmodule`, Lua's `do ... end` scopes.
+    text, names = CONDITIONAL[path]
+    chunks = check_invariants(text, path, max_chars=60, min_chars=0)
+    defined = [d for c in chunks for d in c.defines]
+    assert defined == names
+
+
 def test_single_huge_statement_is_cut_by_lines():
     items = "".join(f"        'key_{i}': {i},\n" for i in range(200))
     text = f"def table():\n    return {{\n{items}    }}\n"

@@ -30,7 +30,9 @@ __all__ = ["CHUNKER_VERSION", "Chunk", "chunk_file", "language_for", "language_f
 # raise it whenever chunks, their names or what the model reads of them change, so that the
 # next `pix index` cuts every stored text again. 1: databases before 2026-12-04 (no record);
 # 2: grammars for Perl, PowerShell, F#, Solidity and Fortran, C#/F# documentation as words;
-# 3: a definition cut from a long documentation comment is named by the piece with its name.
+# 3: a definition cut from a long documentation comment is named by the piece with its name;
+# definitions under a condition (Python `try`/`if`, Ruby `begin`/`if`, shell, PHP and Elixir
+# `if`, Lua `do`).
 CHUNKER_VERSION = 3
 
 _MAX_DEPTH = 8  # deeper nesting is treated like plain lines when ranking split points

@@ -45,7 +45,8 @@ class Spec:
     prefix: frozenset[str] = frozenset()  # more nodes that glue onto the definition below
     leaves: frozenset[str] = frozenset()  # name nodes, for definitions without a 'name' field
     fixed: dict[str, str] = field(default_factory=dict)  # node type -> its name ('init')
-    resolver: Callable[[Node], Found | None] | None = None  # definitions no node type tells
+    # definitions no node type tells (or a container: Elixir's `if ... do defmodule`)
+    resolver: Callable[[Node], Node | Found | None] | None = None
     glue: Callable[[Node], bool] | None = None  # more prefix nodes, by their text (Elixir '@doc')
 
 
@@ -77,13 +78,17 @@ _NAME_LEAVES = _s(
 
 _EX_FUNCS = _s("def defp defmacro defmacrop defguard defguardp defdelegate defn defnp")
 _EX_MODULES = _s("defmodule defprotocol defimpl")
+_EX_CONDITIONS = _s("if unless")
 
 
-def _elixir(node: Node) -> Found | None:
-    """`def name(args) do ... end` and `defmodule Name do ... end` are calls of macros."""
+def _elixir(node: Node) -> Node | Found | None:
+    """`def name(args) do ... end` and `defmodule Name do ... end` are calls of macros; so is
+    `if Code.ensure_loaded?(Jason) do defmodule ... end`, a container of what it defines."""
     if node.type != "call":
         return None
     keyword = node_text(node.child_by_field_name("target"))
+    if keyword in _EX_CONDITIONS:
+        return node
     if keyword not in _EX_FUNCS and keyword not in _EX_MODULES:
         return None
     args = next((c for c in node.named_children if c.type == "arguments"), None)
@@ -231,6 +236,12 @@ SPECS: dict[str, Spec] = {
         funcs=_s("function_definition"),
         classes=_s("class_definition"),
         wrappers=_s("decorated_definition"),
+        # `try: ... except ImportError: def f` and `if sys.version_info ...: def f`: a
+        # definition under a condition is still a definition (their blocks are reached only
+        # through these clauses, never from a function body).
+        anonymous=_s(
+            "if_statement elif_clause else_clause try_statement except_clause finally_clause block"
+        ),
     ),
     "javascript": _JS,
     "typescript": _TS,
@@ -269,11 +280,14 @@ SPECS: dict[str, Spec] = {
         funcs=_s("method singleton_method"),
         classes=_s("class module"),
         transparent=_s("singleton_class"),
+        # `begin; require "x"; class Adapter ...; rescue LoadError; end`, `if defined?(X)`
+        anonymous=_s("begin rescue ensure if unless elsif then else"),
     ),
     "shell": Spec(
         funcs=_s("function_definition"),
         classes=frozenset(),
         wrappers=_s("list"),  # `f() { ... } && complete -F f cmd`
+        anonymous=_s("if_statement elif_clause else_clause"),  # `if [[ $BASH ]]; then f() {`
     ),
     "kotlin": Spec(
         funcs=_s("function_declaration secondary_constructor getter setter"),
@@ -307,7 +321,8 @@ SPECS: dict[str, Spec] = {
     "php": Spec(
         funcs=_s("function_definition method_declaration"),
         classes=_s("class_declaration interface_declaration trait_declaration enum_declaration"),
-        anonymous=_s("namespace_definition"),
+        # `if (!function_exists('app')) { function app() ... }`: Laravel's helpers, WordPress
+        anonymous=_s("namespace_definition if_statement else_if_clause else_clause"),
     ),
     "csharp": Spec(
         funcs=_s(
@@ -332,11 +347,12 @@ SPECS: dict[str, Spec] = {
         funcs=_s("function_declaration"),
         classes=frozenset(),
         resolver=_lua,
+        anonymous=_s("do_statement"),  # `do local function f() ... end end`: a scope, not a unit
     ),
     "elixir": Spec(
         funcs=frozenset(),
         classes=frozenset(),
-        bodies=_s("do_block"),
+        bodies=_s("do_block else_block"),
         resolver=_elixir,
         glue=_elixir_glue,
     ),
