@@ -488,6 +488,32 @@ def test_definitions_under_a_condition_are_units(path):
     assert defined == names
 
 
+@pytest.mark.parametrize(
+    ("path", "head", "branch", "tail"),
+    [
+        (
+            "dispatch.rb",
+            "class D\n  if x == 0\n    def m0; end\n",
+            "  elsif x == {i}\n    def m{i}; end\n",
+            "  end\nend\n",
+        ),
+        (
+            "dispatch.c",
+            "#if A == 0\nint f0(void) { return 0; }\n",
+            "#elif A == {i}\nint f{i}(void) {{ return {i}; }}\n",
+            "#endif\n",
+        ),
+    ],
+    ids=["ruby", "c"],
+)
+def test_branch_chains_deeper_than_the_stack_fall_back_to_blocks(path, head, branch, tail):
+    # Each `elsif` / `#elif` nests in the one before; 1,500 of them is deeper than Python's
+    # recursion limit. The file is still cut (blank-line blocks), never an exception.
+    text = head + "".join(branch.format(i=i) for i in range(1, 1500)) + tail
+    chunks = check_invariants(text, path)
+    assert len(chunks) > 1
+
+
 def test_single_huge_statement_is_cut_by_lines():
     items = "".join(f"        'key_{i}': {i},\n" for i in range(200))
     text = f"def table():\n    return {{\n{items}    }}\n"

@@ -381,8 +381,14 @@ def _code_pieces(f: Lines, lang: str, text: str) -> list[Piece] | None:
     chunker = _CodeChunker(f, lang)
     if not _parsed_enough(tree.root_node, f.lines, chunker):
         return None
-    pieces = merge(f, chunker.chunk(tree.root_node))
-    _add_declared(pieces, declared(tree.root_node, lang))
+    try:
+        pieces = merge(f, chunker.chunk(tree.root_node))
+        _add_declared(pieces, declared(tree.root_node, lang))
+    except RecursionError:
+        # Grammars nest each `elsif` / `#elif` branch in the one before: a chain of a
+        # thousand (generated dispatch code) is deeper than Python's stack. Blank-line
+        # blocks still serve such a file; an index must not stop at it.
+        return None
     return pieces
 
 
