@@ -488,6 +488,21 @@ def test_definitions_under_a_condition_are_units(path):
     assert defined == names
 
 
+def test_a_wrapper_takes_the_definition_before_a_condition():
+    # The shell `list` wrapper holds `if ...; fi` and a function: the function is the unit.
+    text = 'if [ -n "$X" ]; then :; fi && f() {\n  echo f\n}\n'
+    chunks = check_invariants(text, "wrapped.sh", max_chars=20, min_chars=0)
+    assert [d for c in chunks for d in c.defines] == ["f"]
+
+
+def test_a_condition_with_broken_code_does_not_count_as_parsed():
+    # A namespace or a definition with a syntax error inside still yields its units; a broken
+    # `if` block is just broken code, so most of this file is unparsed: blank-line blocks.
+    text = "import os\n\nif True:\n" + "".join(f"    x{i} = = ) ( {i}\n" for i in range(30))
+    chunks = check_invariants(text, "broken.py")
+    assert {c.kind for c in chunks} == {"block"}
+
+
 @pytest.mark.parametrize(
     ("path", "head", "branch", "tail"),
     [

@@ -73,6 +73,7 @@ class _CodeChunker:
         self.spec = defs.SPECS[lang]
         self._kids: dict[int, tuple[list[Node], list[int]]] = {}
         self._prefix = defs.PREFIX | self.spec.prefix
+        self._namespaces = self.spec.transparent | self.spec.anonymous
 
     # -- finding units ---------------------------------------------------------------------
 
@@ -97,7 +98,17 @@ class _CodeChunker:
         return out
 
     def container(self, node: Node) -> bool:
-        return node.type in self.spec.transparent or node.type in self.spec.anonymous
+        spec = self.spec
+        return node.type in self._namespaces or node.type in spec.conditions
+
+    def vouches(self, node: Node) -> bool:
+        """Whether a top-level node with a syntax error inside still counts as parsed: a
+        definition or a namespace does (its units are found around the error); a condition
+        (`if`, `try`, Elixir's `if ... do`) is ordinary code."""
+        found = self.resolve(node)
+        if isinstance(found, defs.Found):
+            return True
+        return found is not None and found.type in self._namespaces
 
     def resolve(self, node: Node) -> Node | defs.Found | None:
         """The container (a namespace), or the definition, an item holds; None if neither."""
@@ -107,11 +118,11 @@ class _CodeChunker:
         if kind in spec.funcs or kind in spec.classes:
             return self.found(node, None, kind in spec.classes)
         if kind in spec.wrappers:
-            for child in node.named_children:
-                found = self.resolve(child)
-                if found is not None:
-                    return found
-            return None
+            # A definition first: `if ...; fi && f() {` wraps a condition and a function.
+            resolved = [r for c in node.named_children if (r := self.resolve(c)) is not None]
+            return next((r for r in resolved if isinstance(r, defs.Found)), None) or next(
+                iter(resolved), None
+            )
         if spec.resolver is not None:
             return spec.resolver(node)
         value = name = None
@@ -413,7 +424,7 @@ def _parsed_enough(root: Node, lines: list[str], chunker: _CodeChunker) -> bool:
     good = bytearray(len(lines))
     broken = [c for c in root.named_children if c.type == "ERROR"]
     for child in root.named_children:
-        if child.type != "ERROR" and (not child.has_error or chunker.resolve(child) is not None):
+        if child.type != "ERROR" and (not child.has_error or chunker.vouches(child)):
             first, last = child.start_point[0], ts.end_row(child)
             good[first : last + 1] = b"\x01" * (last + 1 - first)
     for child in broken:  # a row an ERROR touches is broken, whatever else starts on it

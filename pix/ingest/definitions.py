@@ -41,6 +41,9 @@ class Spec:
     variables: frozenset[str] = frozenset()  # JS `const f = () => ...` declarations
     fields: frozenset[str] = frozenset()  # JS class fields holding arrow functions
     anonymous: frozenset[str] = frozenset()  # transparent containers that do not qualify names
+    # control-flow clauses looked through for definitions (`try:`, `begin`, `if`): containers
+    # that qualify no name and, unlike a namespace, vouch for none of a broken file's rows
+    conditions: frozenset[str] = frozenset()
     bodies: frozenset[str] = frozenset()  # member containers that are not a 'body' field
     prefix: frozenset[str] = frozenset()  # more nodes that glue onto the definition below
     leaves: frozenset[str] = frozenset()  # name nodes, for definitions without a 'name' field
@@ -239,7 +242,7 @@ SPECS: dict[str, Spec] = {
         # `try: ... except ImportError: def f` and `if sys.version_info ...: def f`: a
         # definition under a condition is still a definition (their blocks are reached only
         # through these clauses, never from a function body).
-        anonymous=_s(
+        conditions=_s(
             "if_statement elif_clause else_clause try_statement except_clause finally_clause block"
         ),
     ),
@@ -281,13 +284,13 @@ SPECS: dict[str, Spec] = {
         classes=_s("class module"),
         transparent=_s("singleton_class"),
         # `begin; require "x"; class Adapter ...; rescue LoadError; end`, `if defined?(X)`
-        anonymous=_s("begin rescue ensure if unless elsif then else"),
+        conditions=_s("begin rescue ensure if unless elsif then else"),
     ),
     "shell": Spec(
         funcs=_s("function_definition"),
         classes=frozenset(),
         wrappers=_s("list"),  # `f() { ... } && complete -F f cmd`
-        anonymous=_s("if_statement elif_clause else_clause"),  # `if [[ $BASH ]]; then f() {`
+        conditions=_s("if_statement elif_clause else_clause"),  # `if [[ $BASH ]]; then f() {`
     ),
     "kotlin": Spec(
         funcs=_s("function_declaration secondary_constructor getter setter"),
@@ -322,7 +325,8 @@ SPECS: dict[str, Spec] = {
         funcs=_s("function_definition method_declaration"),
         classes=_s("class_declaration interface_declaration trait_declaration enum_declaration"),
         # `if (!function_exists('app')) { function app() ... }`: Laravel's helpers, WordPress
-        anonymous=_s("namespace_definition if_statement else_if_clause else_clause"),
+        anonymous=_s("namespace_definition"),
+        conditions=_s("if_statement else_if_clause else_clause"),
     ),
     "csharp": Spec(
         funcs=_s(
@@ -347,7 +351,7 @@ SPECS: dict[str, Spec] = {
         funcs=_s("function_declaration"),
         classes=frozenset(),
         resolver=_lua,
-        anonymous=_s("do_statement"),  # `do local function f() ... end end`: a scope, not a unit
+        conditions=_s("do_statement"),  # `do local function f() ... end end`: a scope
     ),
     "elixir": Spec(
         funcs=frozenset(),
