@@ -74,6 +74,7 @@ class _CodeChunker:
         self._kids: dict[int, tuple[list[Node], list[int]]] = {}
         self._prefix = defs.PREFIX | self.spec.prefix
         self._namespaces = self.spec.transparent | self.spec.anonymous
+        self._containers = self._namespaces | self.spec.conditions
 
     # -- finding units ---------------------------------------------------------------------
 
@@ -98,8 +99,7 @@ class _CodeChunker:
         return out
 
     def container(self, node: Node) -> bool:
-        spec = self.spec
-        return node.type in self._namespaces or node.type in spec.conditions
+        return node.type in self._containers
 
     def vouches(self, node: Node) -> bool:
         """Whether a top-level node with a syntax error inside still counts as parsed: a
@@ -119,10 +119,14 @@ class _CodeChunker:
             return self.found(node, None, kind in spec.classes)
         if kind in spec.wrappers:
             # A definition first: `if ...; fi && f() {` wraps a condition and a function.
-            resolved = [r for c in node.named_children if (r := self.resolve(c)) is not None]
-            return next((r for r in resolved if isinstance(r, defs.Found)), None) or next(
-                iter(resolved), None
-            )
+            first = None
+            for child in node.named_children:
+                found = self.resolve(child)
+                if isinstance(found, defs.Found):
+                    return found
+                if first is None:
+                    first = found
+            return first
         if spec.resolver is not None:
             return spec.resolver(node)
         value = name = None
