@@ -86,8 +86,29 @@ def connect_{i}(host, timeout=DEFAULT_TIMEOUT):
     for i in range(4)
 )
 
+# `resolve` is defined by two classes in one file, which also calls it, and by a third class in
+# a file of its own: the qualifier decides which definition a qualified name means.
+RESOURCES = """class FileResource:
+    def resolve(self, path):
+        \"\"\"Resolve a path against the folder; resolve links first.\"\"\"
+        return self.root.resolve(path)
+
+
+class ClasspathResource:
+    def resolve(self, path):
+        \"\"\"Resolve a path on the class path; resolve it as a resource name.\"\"\"
+        return self.loader.resolve(path)
+"""
+RESOLVER = """class DependencyResolver:
+    def resolve(self, component):
+        \"\"\"The scripts a component needs, in load order.\"\"\"
+        return sorted(self.graph[component])
+"""
+
 # `run` is defined in more than MAX_FILES files: a common name says nothing.
 FILES = {
+    "src/resources.py": RESOURCES,
+    "src/dependency_resolver.py": RESOLVER,
     "src/cache_key.py": CACHE_KEY,
     "src/cache.py": CACHE,
     "src/settings.py": SETTINGS,
@@ -147,6 +168,19 @@ def test_names_of_a_query(text: str, names: list[str]) -> None:
     assert define.names_of(text) == names
 
 
+@pytest.mark.parametrize(
+    ("text", "qualifiers"),
+    [
+        ("VueDependencyResolver.resolve", {"resolve": "VueDependencyResolver"}),
+        ("Sidekiq::Client#push", {"push": "Client"}),
+        ("why does Obj:stage_hunks skip staged lines", {"stage_hunks": "Obj"}),
+        ("where is parse_git_path implemented", {}),
+    ],
+)
+def test_qualifiers_of_a_query(text: str, qualifiers: dict[str, str]) -> None:
+    assert define.qualifiers_of(text) == qualifiers
+
+
 def test_a_query_of_names_and_definition_words_only() -> None:
     assert define.only_names("where is CacheKey defined?", ["CacheKey"])
     assert define.only_names("the CacheKey struct", ["CacheKey"])
@@ -197,6 +231,34 @@ def test_a_name_defined_in_many_files_is_common_and_changes_nothing(repo):
     assert "definition" not in response["explain"]["weights"]
     assert all("definition" not in r["explain"]["channels"] for r in response["results"])
     assert response["results"] == ask(repo, "run", mode="file", channels=WITHOUT)["results"]
+
+
+def test_a_qualifier_picks_the_definition_it_names(repo):
+    # `resolve` alone: both files' definitions are lifted, and the file with two wins.
+    assert files(ask(repo, "resolve", mode="file"))[:2] == [
+        "src/resources.py",
+        "src/dependency_resolver.py",
+    ]
+    for text in ("DependencyResolver.resolve", "where is DependencyResolver.resolve defined"):
+        response = ask(repo, text, mode="file")
+        assert files(response)[0] == "src/dependency_resolver.py"
+        assert response["explain"]["definitions"] == [
+            {"name": "resolve", "status": "matched", "files": 1}
+        ]
+        assert "definition" not in response["results"][1]["explain"]["channels"]
+
+
+def test_a_qualifier_may_name_the_file_and_make_a_common_name_specific(repo):
+    response = ask(repo, "step_2.run", mode="file")
+    assert response["explain"]["definitions"] == [{"name": "run", "status": "matched", "files": 1}]
+    assert files(response)[0] == "src/step_2.py"
+
+
+def test_a_qualifier_that_names_no_definition_narrows_nothing(repo):
+    response = ask(repo, "Cache.resolve", mode="file")
+    assert response["explain"]["definitions"] == [
+        {"name": "resolve", "status": "matched", "files": 2}
+    ]
 
 
 def test_names_are_spelled_exactly(repo):
