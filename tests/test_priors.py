@@ -1,6 +1,6 @@
 """Path priors outside Python, end to end: a real repository indexed into real SQLite, asked
 in file mode. Build and package metadata, a C project's regress/ folder, benchmark folders, a
-.NET test project, a man page and translation catalogs name the same words as the
+.NET test project, a man page, translation catalogs and a license text name the same words as the
 implementation; the implementation must come first, and --no-priors must give those files
 their plain scores back."""
 
@@ -72,6 +72,11 @@ FILES = {
         "de:\n  reconnect: websocket reconnect backoff jitter\n"
         "  jitter: websocket reconnect backoff jitter\n"
     ),
+    # A license text is prose, though it has no extension.
+    "COPYING": (
+        "websocket reconnect backoff jitter is free software: you can redistribute it.\n"
+        "websocket reconnect backoff jitter comes with no warranty.\n"
+    ),
 }
 ROLES = {
     "src/Client/Reconnect.cs": "source",
@@ -83,6 +88,7 @@ ROLES = {
     "client.1": "docs",
     "locale/fr/LC_MESSAGES/client.po": "docs",
     "web/locales/de.yml": "docs",
+    "COPYING": "docs",
     "bun.lock": "config",
     "eng/analyzers/Library.globalconfig": "config",
     "CMakeLists.txt": "config",

@@ -126,6 +126,15 @@ def test_howto_weighs_bm25_below_dense():
         ("CHANGES.rst", "docs"),
         ("HISTORY.md", "docs"),
         ("README.md", "docs"),
+        ("COPYING", "docs"),  # license texts, whatever their extension
+        ("LICENSE", "docs"),
+        ("fzf/src/LICENSE", "docs"),
+        ("LICENSE-MIT", "docs"),
+        ("COPYING.LIB", "docs"),
+        ("NOTICE", "docs"),
+        ("src/license.go", "source"),  # code about licenses is code
+        ("lib/notice.py", "source"),
+        ("copyright_test.go", "test"),
         ("examples/basic.py", "example"),
         ("src/pip/_vendor/rich/console.py", "vendored"),
         ("third_party/lib/tests/test_x.py", "vendored"),
