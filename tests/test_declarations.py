@@ -37,6 +37,8 @@ CASES: dict[str, tuple[str, list[str]]] = {
         '#define TTY_FEATURES_BASE "a,b"\n'
         'const struct cmd_entry cmd_new_pane_entry = { .name = "new-pane" };\n'
         "static char *names[] = { NULL };\nint proto(void);\nstruct s { int fld; };\n"
+        # `extern` names what another file defines (tmux's cmd.c lists every command so).
+        "extern const struct cmd_entry cmd_kill_pane_entry;\nextern int global_flags;\n"
         "enum e { EA, EB = 2 };\nvoid f(void) { int loc = 1; }\n",
         ["TTY_FEATURES_BASE", "cmd_new_pane_entry", "names", "fld", "EA", "EB"],
     ),

@@ -32,8 +32,8 @@ __all__ = ["CHUNKER_VERSION", "Chunk", "chunk_file", "language_for", "language_f
 # 2: grammars for Perl, PowerShell, F#, Solidity and Fortran, C#/F# documentation as words;
 # 3: a definition cut from a long documentation comment is named by the piece with its name;
 # definitions under a condition (Python `try`/`if`, Ruby `begin`/`if`, shell, PHP and Elixir
-# `if`, Lua `do`).
-CHUNKER_VERSION = 3
+# `if`, Lua `do`); 4: C's `extern` declarations declare nothing (pix.ingest.declarations).
+CHUNKER_VERSION = 4
 
 _MAX_DEPTH = 8  # deeper nesting is treated like plain lines when ranking split points
 

@@ -112,6 +112,16 @@ def _child(node: Node) -> Node | None:
     )
 
 
+def _extern(node: Node) -> bool:
+    """A C or C++ declaration of something defined elsewhere (`extern const struct cmd_entry
+    cmd_new_pane_entry;`: tmux's cmd.c lists every command that way, so a lookup of the
+    command's name lifted cmd.c beside the file that defines it)."""
+    return any(
+        c.type == "storage_class_specifier" and node_text(c) == "extern"
+        for c in node.named_children
+    )
+
+
 _PERL_NAMES = _s("autoquoted_bareword bareword string_literal interpolated_string_literal")
 
 
@@ -136,6 +146,8 @@ def _perl_attributes(node: Node) -> list[str]:
 
 def names_of(node: Node) -> list[str]:
     """The names one declaring node introduces."""
+    if node.type == "declaration" and _extern(node):
+        return []  # C's `extern int x;` names a variable another file defines
     if node.type == "assignment":  # Python and Ruby: only a plain name on the left
         left = node.child_by_field_name("left")
         return [node_text(left)] if left is not None and left.type in _ASSIGNED else []
