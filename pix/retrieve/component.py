@@ -67,7 +67,7 @@ def names(query: str) -> list[tuple[str, list[str]]]:
         if m:
             out: dict[str, list[str]] = {}
             for raw in _NAME_SEPARATORS.split(m.group(1)):
-                key = _normal(raw)
+                key = normal_name(raw)
                 parts = split_identifier(re.split(r"[-.]", raw.strip("-."))[0])
                 if len(key) > 1 and parts:
                     # A matching component holds the first part among its path terms
@@ -77,7 +77,9 @@ def names(query: str) -> list[tuple[str, list[str]]]:
     return []
 
 
-def _normal(name: str) -> str:
+def normal_name(name: str) -> str:
+    """A file or folder name as a component names it: before its first dot, lower case, no
+    `-` or `_` (`HttpClient.kt`, `http_client` and `http-client` are one name)."""
     head = name.strip(".").split(".")[0]
     return re.sub(r"[-_]", "", head.lower())
 
@@ -98,8 +100,8 @@ def component_files(
         if allowed is not None and path not in allowed:
             continue
         *folders, file = path.split("/")
-        stem = _normal(file)
-        in_folders = {_normal(f) for f in folders}
+        stem = normal_name(file)
+        in_folders = {normal_name(f) for f in folders}
         count, is_file = 0, False
         for name, _ in wanted:
             if name == stem:

@@ -44,6 +44,7 @@ from pix.ingest.mask import mask
 from pix.ingest.redact import may_hold_secret
 from pix.ingest.terms import STOPWORDS
 from pix.retrieve import lift
+from pix.retrieve.component import normal_name
 from pix.retrieve.hits import Hit
 from pix.retrieve.route import Route
 from pix.store import define_sql
@@ -93,6 +94,11 @@ def enabled(channels: list[str] | None, shape: str) -> bool:
     return shape != "issue"
 
 
+def _parts(token: str) -> list[str]:
+    """A qualified token's parts (`Sidekiq::Client#push` -> Sidekiq, Client, push)."""
+    return [p for p in _SEPARATOR.split(token) if p]
+
+
 def names_of(query: str) -> list[str]:
     """The names a query spells out, first occurrence order, each once (at most MAX_NAMES)."""
     text = query.strip()
@@ -101,7 +107,7 @@ def names_of(query: str) -> list[str]:
     alone = _TOKEN.fullmatch(text.strip("`").removesuffix("()"))
     for m in _TOKEN.finditer(text):
         token = m.group(0)
-        parts = [p for p in _SEPARATOR.split(token) if p]
+        parts = _parts(token)
         last = parts[-1]
         if len(parts) > 1:
             if last.lower() in _FILE_PARTS or len(last) < 2:
@@ -122,23 +128,19 @@ def qualifiers_of(query: str) -> dict[str, str]:
     reads it for the names of `names_of` only."""
     out: dict[str, str] = {}
     for m in _TOKEN.finditer(query):
-        parts = [p for p in _SEPARATOR.split(m.group(0)) if p]
+        parts = _parts(m.group(0))
         if len(parts) > 1:
             out.setdefault(parts[-1], parts[-2])
     return out
 
 
-def _plain(word: str) -> str:
-    return word.lower().replace("_", "").replace("-", "")
-
-
 def _qualified(path: str, symbol: str | None, qualifier: str) -> bool:
     """Whether a definition sits where the qualifier says: the chunk's qualified name has it
-    as a part (`VueDependencyResolver.resolve`), or its file is named for it (`Client` ->
-    lib/sidekiq/client.rb, `http_client` -> HttpClient.kt)."""
-    if symbol and qualifier in _SEPARATOR.split(symbol):
+    as a part (`VueDependencyResolver.resolve`), or its file is named for it as a component
+    names a file (`Client` -> lib/sidekiq/client.rb, `http_client` -> HttpClient.kt)."""
+    if symbol and qualifier in _parts(symbol):
         return True
-    return _plain(path.rsplit("/", 1)[-1].split(".", 1)[0]) == _plain(qualifier)
+    return normal_name(path.rsplit("/", 1)[-1]) == normal_name(qualifier)
 
 
 def _narrowed(rows: list[tuple], qualifiers: dict[str, str]) -> list[tuple]:
@@ -146,11 +148,12 @@ def _narrowed(rows: list[tuple], qualifiers: dict[str, str]) -> list[tuple]:
     any does (else all of them: `Obj:stage_hunks` names a variable, not where it is)."""
     if not qualifiers:
         return rows
-    kept = {
-        name: {i for i, row in enumerate(rows) if row[-1] == name and _qualified(row[0], row[6], q)}
-        for name, q in qualifiers.items()
-    }
-    return [row for i, row in enumerate(rows) if not kept.get(row[-1]) or i in kept[row[-1]]]
+    fits = [
+        name in qualifiers and _qualified(path, symbol, qualifiers[name])
+        for path, _, _, _, _, _, symbol, _, name in rows
+    ]
+    narrowed = {row[-1] for row, fit in zip(rows, fits, strict=True) if fit}
+    return [row for row, fit in zip(rows, fits, strict=True) if fit or row[-1] not in narrowed]
 
 
 def _secret(name: str) -> bool:
@@ -163,7 +166,7 @@ def only_names(query: str, names: list[str]) -> bool:
     """Whether the query is its names and words that ask for a definition, nothing more."""
     rest = query
     for m in sorted(_TOKEN.finditer(query), key=lambda m: -m.start()):
-        parts = [p for p in _SEPARATOR.split(m.group(0)) if p]
+        parts = _parts(m.group(0))
         if parts[-1] in names:
             rest = rest[: m.start()] + " " + rest[m.end() :]
     words = [w.lower() for w in _WORD.findall(rest)]
