@@ -25,7 +25,7 @@ from pix.retrieve import define, phrase, refine
 from pix.retrieve.evidence import embed_query, embed_static
 from pix.retrieve.hits import Hit
 from pix.retrieve.knn import WarmVectors
-from pix.retrieve.rank import by_file, rescore
+from pix.retrieve.rank import arrange, rescore
 from pix.retrieve.route import CHANNELS, Route, route
 from pix.retrieve.search import DEPTH, RRF_K, register_functions, search
 from pix.schemas import JsonRequest
@@ -385,7 +385,7 @@ def run_query(
     refreshed, changed = refresh_first(engine, request, warnings, auto_refresh)
     with engine.store.read():
         found = retrieve(engine, request, warnings, changed)
-        ranked = by_file(found.hits) if request.mode == "file" else found.hits
+        ranked = arrange(found.hits, request.mode == "file")
         selected = ranked[: request.top]
         files = {
             (hit.blob_sha, hit.path): engine.shown(hit.blob_sha, hit.path, reveal)
@@ -479,6 +479,7 @@ def _hydrate(
             language=hit.language,
             rel=hit.score / top_score if top_score else 0.0,
             role=hit.role,
+            copies=hit.copies,
             explain={
                 "channels": hit.channels,
                 "fused": hit.fused,
@@ -520,6 +521,8 @@ def project(res: Result, request: QueryRequest, snapshot: Snapshot) -> dict:
             out["rel"] = round(res.rel, 4)
             out["kind"] = res.kind
             out["symbol"] = res.symbol
+    if res.copies:
+        out["copies"] = list(res.copies)
     if res.text is not None:
         out["text"] = res.text
         if res.mode == "chunk" and (res.context_before or res.context_after):

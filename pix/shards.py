@@ -66,7 +66,7 @@ from pix.query import (
     warn_unrevealed,
 )
 from pix.retrieve.hits import Hit
-from pix.retrieve.rank import by_file
+from pix.retrieve.rank import arrange
 from pix.retrieve.search import RRF_K
 from pix.shard_embedder import OnceEmbedder, load_embedder, load_static
 from pix.shard_factors import (
@@ -376,7 +376,7 @@ def shard_ranking(
             if channel is not None and channel["score"] > meaning.get(name, -math.inf):
                 meaning[name] = channel["score"]
     files = request.mode == "file" if file_mode is None else file_mode
-    ranked = by_file(found.hits) if files else found.hits
+    ranked = arrange(found.hits, files)
     return ShardAnswer(
         found.snapshot, ranked, meaning, len(found.hits), warnings, refreshed, found.route,
         found.phrases, chunks, counts.df, found.names, counts.held,

@@ -9,7 +9,8 @@ Corpus (what each file is for):
 - src/climate_log.py  the long file: eight near-identical humidity functions; many mediocre
                       chunks for the Celsius query, many strong ones for the humidity query
 - geo/alpha/shapes.py and geo/beta/shapes.py
-                      identical content at two paths: equal scores, the same chunk behind both
+                      identical content at two paths: the same chunk behind both, shown once
+                      (alpha, first by path) with beta named in `copies`
 - notes/runbook.txt   plain text cut into overlapping line windows
 - src/mailer.py       an unrelated file
 - src/empty.py, src/__init__.py   empty files: never a result
@@ -37,6 +38,7 @@ ERROR_SCHEMA = json.loads((SCHEMA_DIR / "error.v1.json").read_text(encoding="utf
 MARKER = "[...]"
 CHUNK_ONLY_KEYS = {"startLine", "endLine", "context", "kind", "symbol"}
 FILE_RESULT_KEYS = {"file", "score", "rel", "citation", "text", "truncated", "role", "explain"}
+FILE_RESULT_KEYS |= {"copies"}
 
 
 def _humidity(i: int) -> str:
@@ -255,13 +257,16 @@ def test_top_counts_unique_files_and_is_applied_after_aggregation(corpus, ranked
 
 
 @pytest.mark.parametrize("mode", ["chunk", "file"])
-def test_equal_scores_are_ordered_by_path(corpus, ranked, mode):
+def test_identical_content_is_shown_once_at_the_first_path(corpus, ranked, mode):
     response = ask(corpus, POLYGON, mode=mode, top=2)
-    alpha, beta = response["results"]
-    assert (where(alpha), where(beta)) == ("geo/alpha/shapes.py", "geo/beta/shapes.py")
-    assert alpha["score"] == beta["score"]
+    alpha, second = response["results"]
+    # The two copies tie on every score; the first by path stands for both.
+    assert where(alpha) == "geo/alpha/shapes.py"
+    assert alpha["copies"] == ["geo/beta/shapes.py"]
+    assert "copies" not in second and where(second) != "geo/beta/shapes.py"
+    assert "geo/beta/shapes.py" not in paths(ranked(POLYGON, mode))
     if mode == "file":
-        assert alpha["text"] == beta["text"] == SHAPES
+        assert alpha["text"] == SHAPES
     # Every tie in the whole list is broken by path.
     everything = ranked(POLYGON, mode)["results"]
     for a, b in itertools.pairwise(everything):
@@ -295,8 +300,9 @@ def test_ignoring_one_of_two_identical_files_keeps_the_other(corpus, mode):
 @pytest.mark.parametrize("mode", ["chunk", "file"])
 def test_only_paths_restricts_before_top(corpus, mode):
     response = ask(corpus, HUMIDITY, mode=mode, top=2, only_paths=["geo/**"])
-    # Each geo file has a single chunk, so both modes give the same two paths.
-    assert paths(response) == ["geo/alpha/shapes.py", "geo/beta/shapes.py"]
+    # Each geo file has a single chunk, the same in both: one result in either mode.
+    assert paths(response) == ["geo/alpha/shapes.py"]
+    assert response["results"][0]["copies"] == ["geo/beta/shapes.py"]
     assert response["omitted"]["top"] == 0
     nothing = ask(corpus, HUMIDITY, mode=mode, only_paths=["no/such/folder/"])
     assert nothing["results"] == []
@@ -501,8 +507,9 @@ def test_explain_reports_channels_and_never_changes_ranking(corpus, ranked, mode
     summary = explained["explain"]
     assert summary["fusion"] == fusion
     assert set(summary["weights"]) == {"dense", "static", "bm25", "ident", "path", "component"}
-    chunk_count = len(ranked(CELSIUS, "chunk")["results"])
-    assert summary["candidates"] == chunk_count
+    # Candidates count every chunk at every path, the copies folded into a result too.
+    chunks = ranked(CELSIUS, "chunk")["results"]
+    assert summary["candidates"] == sum(1 + len(r.get("copies", ())) for r in chunks)
     if fusion == "rrf":
         assert isinstance(summary["rrfK"], int) and summary["rrfK"] > 0
     else:

@@ -23,7 +23,8 @@ def header(result: Result) -> str:
         where = f"{result.repo}: {where}"
     label = f" {result.kind} {result.symbol}" if result.mode == "chunk" and result.symbol else ""
     marker = " [truncated]" if result.truncated else ""
-    return f"── {where}  score {result.score:.4f}{label}{marker}"
+    also = f" (same text at {', '.join(result.copies)})" if result.copies else ""
+    return f"── {where}  score {result.score:.4f}{label}{marker}{also}"
 
 
 def body(result: Result) -> str:
@@ -94,6 +95,7 @@ def from_response(response: dict) -> list[Result]:
                 truncated=item.get("truncated", False),
                 language=None,
                 repo=item.get("repo"),
+                copies=tuple(item.get("copies", ())),
             )
         )
     return out

@@ -24,3 +24,4 @@ class Result:
     truncated: bool = False
     explain: dict = field(default_factory=dict)
     repo: str | None = None  # the workspace repository it comes from (pix.shards)
+    copies: tuple[str, ...] = ()  # other paths with the same content (pix/retrieve/rank.py)

@@ -25,6 +25,7 @@ class Hit:
     language: str
     channels: dict[str, dict]  # channel -> {rank, score, weight, contribution}
     rank: dict[str, float] = field(default_factory=dict)  # what the ranking stage added
+    copies: tuple[str, ...] = ()  # other paths with the same content, folded into this hit
 
 
 _FIELDS = tuple(f.name for f in fields(Hit))

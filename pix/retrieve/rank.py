@@ -18,6 +18,11 @@ bench/README.md):
   chunks point to beats one with a single lucky chunk, and a long file gains nothing from
   chunks that are candidates only because every chunk is (a small repository: the nearest 200
   are all of them, and RRF scores them nearly alike).
+- Copies (both modes). Byte-identical files at several paths (requests' three test certificate
+  authorities, PKG-INFO beside egg-info/PKG-INFO) tie in every channel but the path's and would
+  fill several places with one text. The best-placed copy stands for all of them and names the
+  others (`fold_copies`): in file mode a file whose blob ranked higher already, in chunk mode a
+  chunk shown at a higher-ranked path already.
 
 Tried and not kept (no gain beyond 0.005 on any set): a bonus for chunks that define a name the
 query uses and that BM25 also found (the identifier channel already ranks definitions);
@@ -124,3 +129,26 @@ def by_file(hits: list[Hit]) -> list[Hit]:
             )
         )
     return sorted(files, key=lambda h: (-h.score, h.path))
+
+
+def fold_copies(hits: list[Hit], files: bool) -> list[Hit]:
+    """`hits` (ranked) with each content once: a later hit of the same blob (file mode) or
+    chunk (chunk mode) is dropped, its path added to the first one's `copies`."""
+    first: dict[str | int, int] = {}
+    kept: list[Hit] = []
+    copies: dict[int, list[str]] = {}
+    for hit in hits:
+        key = hit.blob_sha if files else hit.chunk_id
+        place = first.setdefault(key, len(kept))
+        if place == len(kept):
+            kept.append(hit)
+        else:
+            copies.setdefault(place, []).append(hit.path)
+    for place, paths in copies.items():
+        kept[place] = revised(kept[place], copies=tuple(paths))
+    return kept
+
+
+def arrange(hits: list[Hit], files: bool) -> list[Hit]:
+    """The ranked list a mode shows: files (by_file) or chunks, each content once."""
+    return fold_copies(by_file(hits) if files else hits, files)
