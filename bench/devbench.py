@@ -22,9 +22,11 @@ migrations and the grammar wheels) in $PIX_BENCH_CACHE/devdbs/<model>-<indexer>/
 channels that need no vectors (bm25, ident, path, and their fusion, labelled
 `keyword`): a cheap mode for quick iteration. Issueloc embeds only the repositories named by
 --issueloc-embed (default requests,flask,seaborn,pytest) and runs keyword-only on the others.
---build-only (with --reuse) builds or brings up to date each named set's cached database and
-asks nothing: what bench.weights_bench and bench.issue_bench read, in the time indexing takes
-(the 14 language sets and the shared two with the transformer: about 50 minutes on 2 cores).
+--build-only (with --reuse) builds or brings up to date each named set's cached database (for
+exact and questions, those of the repositories their queries name, pytest and seaborn among
+them) and asks nothing: what bench.weights_bench and bench.issue_bench read, in the time
+indexing takes (the 14 language sets and the shared two with the transformer: about 50 minutes
+on 2 cores).
 Progress goes to stderr; stdout holds only the tables.
 """
 
@@ -718,6 +720,14 @@ def build_only(names: list[str], run: Run) -> list[Path]:
         if corpus is not None:
             label, root, commits, embed = corpus
             dbs.append(build_db(label, root, run, embed, commits))
+            continue
+        # exact and questions ask the databases of the repositories their queries name
+        # (pytest and seaborn are questions' own): those are what to build.
+        queries = devsets.load_set("exact-strings" if name == "exact" else name)[1]
+        for repo in dict.fromkeys(q["set"] for q in queries):
+            meta, _ = devsets.load_set(repo)
+            root = devcorpora.snapshot(meta["repo"], meta["pinned_commit"])
+            dbs.append(build_db(repo, root, run, run.embed))
     return dbs
 
 
