@@ -1,8 +1,8 @@
 """Path priors outside Python, end to end: a real repository indexed into real SQLite, asked
 in file mode. Build and package metadata, a C project's regress/ folder, benchmark folders, a
-.NET test project, a man page, translation catalogs and a license text name the same words as the
-implementation; the implementation must come first, and --no-priors must give those files
-their plain scores back."""
+.NET test project, a man page, translation catalogs, a license text and vector drawings name the
+same words as the implementation; the implementation must come first, and --no-priors must give
+those files their plain scores back."""
 
 from __future__ import annotations
 
@@ -77,6 +77,16 @@ FILES = {
         "websocket reconnect backoff jitter is free software: you can redistribute it.\n"
         "websocket reconnect backoff jitter comes with no warranty.\n"
     ),
+    # Vector drawings are text whose words are drawing operators and labels.
+    "logo/reconnect-logo.eps": (
+        "%!PS-Adobe-3.0 EPSF-3.0\n/Helvetica findfont 12 scalefont setfont\n"
+        "10 10 moveto (websocket reconnect backoff jitter) show\n"
+        "10 30 moveto (websocket reconnect backoff jitter) show\nshowpage\n"
+    ),
+    "web/icons/reconnect.svg": (
+        '<svg xmlns="http://www.w3.org/2000/svg"><title>websocket reconnect</title>\n'
+        "<text>websocket reconnect backoff jitter</text></svg>\n"
+    ),
 }
 ROLES = {
     "src/Client/Reconnect.cs": "source",
@@ -89,6 +99,8 @@ ROLES = {
     "locale/fr/LC_MESSAGES/client.po": "docs",
     "web/locales/de.yml": "docs",
     "COPYING": "docs",
+    "logo/reconnect-logo.eps": "docs",
+    "web/icons/reconnect.svg": "docs",
     "bun.lock": "config",
     "eng/analyzers/Library.globalconfig": "config",
     "CMakeLists.txt": "config",

@@ -61,7 +61,11 @@ _DOCS = re.compile(
     # License texts, named without an extension or with a prose or license one (`COPYING`,
     # `LICENSE-MIT`, `COPYING.LIB`); never code about licenses (`license.go`, `notice.py`).
     r"|(^|/)(licen[cs]es?|copying|unlicense|notice|copyright)"
-    r"([-_.](txt|md|rst|markdown|mit|apache(-?2(\.0)?)?|bsd|gpl|lgpl|lib|third[-_]?party))*$",
+    r"([-_.](txt|md|rst|markdown|mit|apache(-?2(\.0)?)?|bsd|gpl|lgpl|lib|third[-_]?party))*$"
+    # Vector drawings (logos, diagrams): text files whose words are drawing operators and
+    # markup (PostScript's `moveto`, `show`, `fill`), not code. tmux's logo/*.eps took the
+    # first three places for a commit subject about copy mode.
+    r"|\.(svg|eps|ps)$",
     re.I,
 )
 _EXAMPLE = re.compile(r"(^|/)(examples?|samples?|demos?)/", re.I)
