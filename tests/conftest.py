@@ -169,6 +169,14 @@ def indexed_repo(base: Path, files: dict[str, str | bytes], embedder) -> tuple[P
     return root, db
 
 
+def indexed_in_place(base: Path, files: dict[str, str | bytes], embedder) -> Path:
+    """A git repository of `files` (one commit) in base/repo, indexed into its own .pix.db,
+    where `pix query` run in it looks."""
+    root = new_repo(base / "repo", files)
+    index_repository(str(root), embedder=embedder)
+    return root
+
+
 @pytest.fixture
 def make_repo(tmp_path: Path):
     """make_repo({path: text}) -> a git repository with one commit of those files."""

@@ -18,9 +18,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import GEOMETRY, MAILER, new_repo, pix, where
+from conftest import GEOMETRY, MAILER, indexed_in_place, pix, where
 
-from pix.index import index_repository
 from pix.query import QueryRequest, query
 
 SCHEMA = json.loads(
@@ -46,21 +45,18 @@ BACKOFF = '''def exponential_backoff_delays(base, limit):
         yield delay
         delay *= 2
 '''
+QUESTION = "retry a failed call with jitter, waiting longer each attempt"
 COPIES = ["certs/expired/retry.py", "certs/revoked/retry.py", "certs/valid/retry.py"]
-FILES = {
-    **{path: RETRY for path in COPIES},
+FILES = dict.fromkeys(COPIES, RETRY) | {
     "net/backoff.py": BACKOFF,
     "shapes.py": GEOMETRY,
     "mail.py": MAILER,
 }
-QUESTION = "retry a failed call with jitter, waiting longer each attempt"
 
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory, embedder) -> Path:
-    root = new_repo(tmp_path_factory.mktemp("copies") / "repo", FILES)
-    index_repository(str(root), embedder=embedder)
-    return root
+    return indexed_in_place(tmp_path_factory.mktemp("copies"), FILES, embedder)
 
 
 def ask(repo: Path, **options) -> dict:
