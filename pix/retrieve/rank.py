@@ -1,6 +1,6 @@
 """The ranking stage after fusion: what reciprocal ranks leave out.
 
-Two steps, both measured on every development set (bench/devbench.py; the figures are in
+Three steps, each measured on every development set (bench/devbench.py; the figures are in
 bench/README.md):
 
 - Standing out (chunks, RRF only). Reciprocal-rank fusion sees only ranks, and with k = 60 the
