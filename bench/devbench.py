@@ -713,22 +713,23 @@ def set_corpus(name: str, run: Run) -> tuple[str, Path, list[str] | None, bool] 
 def build_only(names: list[str], run: Run) -> list[Path]:
     """Each named set's cached database, built or brought up to date as its table would
     build it, without asking it anything."""
-    dbs = []
+    dbs: dict[str, Path] = {}
     for name in names:
         log(f"set {name}")
         corpus = set_corpus(name, run)
         if corpus is not None:
             label, root, commits, embed = corpus
-            dbs.append(build_db(label, root, run, embed, commits))
+            dbs[label] = build_db(label, root, run, embed, commits)
             continue
         # exact and questions ask the databases of the repositories their queries name
-        # (pytest and seaborn are questions' own): those are what to build.
+        # (pytest and seaborn are questions' own): those are what to build, once each.
         queries = devsets.load_set("exact-strings" if name == "exact" else name)[1]
         for repo in dict.fromkeys(q["set"] for q in queries):
-            meta, _ = devsets.load_set(repo)
-            root = devcorpora.snapshot(meta["repo"], meta["pinned_commit"])
-            dbs.append(build_db(repo, root, run, run.embed))
-    return dbs
+            if repo not in dbs:
+                meta, _ = devsets.load_set(repo)
+                root = devcorpora.snapshot(meta["repo"], meta["pinned_commit"])
+                dbs[repo] = build_db(repo, root, run, run.embed)
+    return list(dbs.values())
 
 
 def expand(sets: str) -> list[str]:

@@ -413,7 +413,7 @@ def run_query(
     }
     if request.mode == "file":  # what did not fit is still named, so it can be asked for
         cut = hydrated[len(hydrated) - budget_cut :] if budget_cut else []
-        response["omitted"]["budgetFiles"] = [res.path for res in cut]
+        response["omitted"]["budgetFiles"] = [p for res in cut for p in (res.path, *res.copies)]
     if refreshed:
         response["refreshed"] = refreshed
     if request.explain:

@@ -221,7 +221,7 @@ class ShardSet:
         request: QueryRequest,
         auto_refresh: bool,
         warnings: list[str],
-        file_mode: bool | None = None,
+        packing: bool = False,
         probes: dict[str, ShardProbe] | None = None,
         factors: dict[str, ShardFactor] | None = None,
     ) -> tuple[dict[str, ShardAnswer], set[str]]:
@@ -229,7 +229,7 @@ class ShardSet:
         alone), concurrently: name -> its answer, and the names of the shards asked. A shard
         that cannot answer is named in `warnings`; if none can, the first one's error is
         raised. A shard re-indexed on the way has its work tree checked again next time.
-        `probes`: their term counts are kept.
+        `probes`: their term counts are kept. `packing`: chunks as `pix pack` reads them.
         With `factors` (the probes' too), the shards are ranked STAGE at a time, largest
         factor first, and a shard that cannot reach the merged top of those before it is
         left out (not asked): the merged results are the same (`omitted`, the candidates and
@@ -243,7 +243,7 @@ class ShardSet:
         def ranking(engine: QueryEngine) -> ShardAnswer:
             known = self.changes(engine, request)
             counts = counted.get(engine)
-            return shard_ranking(engine, request, auto_refresh, file_mode, known, counts)
+            return shard_ranking(engine, request, auto_refresh, packing, known, counts)
 
         if probes is None or factors is None:
             raw = self.map(selected, ranking)
@@ -349,13 +349,15 @@ def shard_ranking(
     engine: QueryEngine,
     request: QueryRequest,
     auto_refresh: bool = False,
-    file_mode: bool | None = None,
+    packing: bool = False,
     known: list[str] | None = None,
     counts: TermCounts | None = None,
 ) -> ShardAnswer:
     """What `pix query` ranks for this shard alone (chunks, or files), with its best
-    meaning cosines for the cross-shard merge. `known`: its work-tree changes, if the
-    caller knows them (ShardSet.changes)."""
+    meaning cosines for the cross-shard merge. `packing`: every fused chunk at every path,
+    as `pix pack` reads them (the packet names a repeated text itself, pix/output/packet.py),
+    whatever the request's mode. `known`: its work-tree changes, if the caller knows them
+    (ShardSet.changes)."""
     warnings: list[str] = []
     request = replace(request)
     # A server (auto_refresh) re-indexes a shard whose files changed; one known unchanged
@@ -375,8 +377,7 @@ def shard_ranking(
             channel = hit.channels.get(name)
             if channel is not None and channel["score"] > meaning.get(name, -math.inf):
                 meaning[name] = channel["score"]
-    files = request.mode == "file" if file_mode is None else file_mode
-    ranked = arrange(found.hits, files)
+    ranked = found.hits if packing else arrange(found.hits, request.mode == "file")
     return ShardAnswer(
         found.snapshot, ranked, meaning, len(found.hits), warnings, refreshed, found.route,
         found.phrases, chunks, counts.df, found.names, counts.held,
@@ -475,8 +476,9 @@ def query_shards(
     }
     if request.mode == "file":
         cut = chosen[len(results) :]
-        response["omitted"]["budgetFiles"] = [hit.path for _, hit, _ in cut]
-        response["omitted"]["budgetRepos"] = [name for name, _, _ in cut]
+        named = [(name, p) for name, hit, _ in cut for p in (hit.path, *hit.copies)]
+        response["omitted"]["budgetFiles"] = [p for _, p in named]
+        response["omitted"]["budgetRepos"] = [name for name, _ in named]
     refreshed = {n: a.refreshed for n, a in answers.items() if a.refreshed}
     if refreshed:
         response["refreshed"] = refreshed

@@ -46,7 +46,7 @@ def pack_shards(
     query = request.query_request()
     warnings = check_request(query, workspace=True)
     selected = shards.select(query.repos)
-    answers, _ = shards.rank(selected, query, auto_refresh, warnings, file_mode=False)
+    answers, _ = shards.rank(selected, query, auto_refresh, warnings, packing=True)
     merged = merge(answers, [s.name for s in selected], packet.MAX_CANDIDATES)
     counter = Counter(request.unit)
     candidates, files, shown, where = [], {}, {}, {}

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import GEOMETRY, MAILER, indexed_in_place, pix, where
+from conftest import GEOMETRY, MAILER, indexed_in_place, new_repo, pix, pix_json, where
 
+from pix.index import index_repository
 from pix.query import QueryRequest, query
 
 SCHEMA = json.loads(
@@ -102,15 +103,46 @@ def test_a_chunk_held_by_several_files_is_shown_once(repo):
     leading = [r for r in results if where(r) in COPIES]
     assert len(leading) == 1
     assert sorted([where(leading[0]), *leading[0]["copies"]]) == COPIES
-    # Different chunks are never folded: every (path, lines) shown is distinct content.
-    spans = [(where(r), r["startLine"]) for r in results]
-    assert len(spans) == len(set(spans))
+    # No content is shown twice: each (blob, lines) appears once.
+    shown = [(r["citation"]["blob"], r["startLine"], r["endLine"]) for r in results]
+    assert len(shown) == len(set(shown))
 
 
-def test_the_text_shows_one_copy_and_budgets_one(repo):
+def test_the_text_is_shown_once(repo):
     full = ask(repo, mode="file", top=2)
     assert full["results"][0]["text"] == RETRY
     assert full["results"][1]["file"] == "net/backoff.py"
+
+
+def test_a_file_the_budget_cuts_is_named_with_its_copies(repo):
+    """What did not fit is still named, so it can be asked for: every copy of it."""
+    question = "exponential backoff delays doubling up to a limit"
+    ranked = query(QueryRequest(question, mode="file", no_content=True), cwd=str(repo))["results"]
+    assert ranked[0]["file"] == "net/backoff.py" and ranked[1]["file"] in COPIES
+    response = query(
+        QueryRequest(question, mode="file", max_characters=len(BACKOFF) + 50), cwd=str(repo)
+    )
+    jsonschema.validate(response, SCHEMA)
+    assert [r["file"] for r in response["results"]] == ["net/backoff.py"]
+    cut = response["omitted"]["budgetFiles"]
+    assert cut[:3] == [ranked[1]["file"], *ranked[1]["copies"]]
+    assert sorted(cut[:3]) == COPIES
+
+
+def test_a_workspace_folds_within_each_repository(repo, tmp_path, embedder):
+    other = new_repo(tmp_path / "mirror", {"certs/valid/retry.py": RETRY, "shapes.py": GEOMETRY})
+    index_repository(str(other), embedder=embedder)
+    code, out, err = pix_json(
+        "query", QUESTION, "--file", "--no-content", "--json",
+        "--db", str(repo / ".pix.db"), "--db", str(other / ".pix.db"),
+    )  # fmt: skip
+    assert code == 0, err
+    jsonschema.validate(out, SCHEMA)
+    held = {(r["repo"], r["file"]): r.get("copies", []) for r in out["results"]}
+    mine = [(name, path) for name, path in held if path in COPIES]
+    # One result per repository holding the text: three paths folded in one, none in the other.
+    assert sorted(name for name, _ in mine) == sorted({name for name, _ in held})
+    assert sorted(len(held[k]) for k in mine) == [0, 2]
 
 
 def test_the_terminal_header_names_the_copies(repo):
@@ -120,3 +152,14 @@ def test_the_terminal_header_names_the_copies(repo):
     assert header.startswith("── certs/")
     others = [p for p in COPIES if p not in header.split()[1]]
     assert header.endswith(f"(same text at {', '.join(others)})")
+
+
+def test_the_header_names_three_copies_at_most():
+    from pix.output.render import header
+    from pix.output.result import Result
+
+    copies = tuple(f"vendor/v{i}/retry.py" for i in range(2, 7))
+    line = header(Result("file", "vendor/v1/retry.py", "0" * 40, 1.0, 1.0, "source", copies=copies))
+    assert line.endswith(
+        "(same text at vendor/v2/retry.py, vendor/v3/retry.py, vendor/v4/retry.py and 2 more)"
+    )

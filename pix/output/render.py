@@ -23,8 +23,20 @@ def header(result: Result) -> str:
         where = f"{result.repo}: {where}"
     label = f" {result.kind} {result.symbol}" if result.mode == "chunk" and result.symbol else ""
     marker = " [truncated]" if result.truncated else ""
-    also = f" (same text at {', '.join(result.copies)})" if result.copies else ""
-    return f"── {where}  score {result.score:.4f}{label}{marker}{also}"
+    return f"── {where}  score {result.score:.4f}{label}{marker}{_copies(result.copies)}"
+
+
+# A header names this many copies at most: a vendored tree copied ten times must not make the
+# header (which the budget counts) longer than the result.
+HEADER_COPIES = 3
+
+
+def _copies(paths: tuple[str, ...]) -> str:
+    if not paths:
+        return ""
+    more = len(paths) - HEADER_COPIES
+    shown = ", ".join(paths[:HEADER_COPIES]) + (f" and {more} more" if more > 0 else "")
+    return f" (same text at {shown})"
 
 
 def body(result: Result) -> str:
