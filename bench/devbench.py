@@ -652,11 +652,8 @@ def costs(names: list[str], run: Run) -> Table:
 
     rows = []
     keyword = Run(run.folder, run.reuse, False, set(), 0)
-    for name in names:
-        corpus = set_corpus(name, run)
-        if corpus is None:
-            continue
-        label, root, commits, _ = corpus
+    for name in needed(names):
+        label, root, commits, _ = set_corpus(name, run)
         db = devcorpora.database(label) if run.reuse else run.folder / f"{label}.db"
         if not db.exists():
             build_db(label, root, keyword, False, commits)
@@ -691,12 +688,9 @@ def costs(names: list[str], run: Run) -> Table:
     return table
 
 
-def set_corpus(name: str, run: Run) -> tuple[str, Path, list[str] | None, bool] | None:
+def set_corpus(name: str, run: Run) -> tuple[str, Path, list[str] | None, bool]:
     """A set's database label, work tree, commits to index (None: the work tree) and whether
-    its table embeds with the transformer; None for `exact` and `questions`, which ask the
-    language sets' databases and have none of their own."""
-    if name in ("exact", "questions"):
-        return None
+    its table embeds with the transformer (`exact` and `questions` have none: see needed)."""
     if name.startswith("issueloc:"):
         short = name.split(":", 1)[1]
         root, _, at = issueloc_set(short)
@@ -713,23 +707,26 @@ def set_corpus(name: str, run: Run) -> tuple[str, Path, list[str] | None, bool] 
 def build_only(names: list[str], run: Run) -> list[Path]:
     """Each named set's cached database, built or brought up to date as its table would
     build it, without asking it anything."""
-    dbs: dict[str, Path] = {}
-    for name in names:
+    dbs = []
+    for name in needed(names):
         log(f"set {name}")
-        corpus = set_corpus(name, run)
-        if corpus is not None:
-            label, root, commits, embed = corpus
-            dbs[label] = build_db(label, root, run, embed, commits)
-            continue
-        # exact and questions ask the databases of the repositories their queries name
-        # (pytest and seaborn are questions' own): those are what to build, once each.
-        queries = devsets.load_set("exact-strings" if name == "exact" else name)[1]
-        for repo in dict.fromkeys(q["set"] for q in queries):
-            if repo not in dbs:
-                meta, _ = devsets.load_set(repo)
-                root = devcorpora.snapshot(meta["repo"], meta["pinned_commit"])
-                dbs[repo] = build_db(repo, root, run, run.embed)
-    return list(dbs.values())
+        label, root, commits, embed = set_corpus(name, run)
+        dbs.append(build_db(label, root, run, embed, commits))
+    return dbs
+
+
+def needed(names: list[str]) -> list[str]:
+    """The sets whose databases `names` ask, each once: exact and questions have none of
+    their own and ask those of the repositories their queries name (pytest and seaborn are
+    the questions' own)."""
+    out: list[str] = []
+    for name in names:
+        if name in ("exact", "questions"):
+            queries = devsets.load_set("exact-strings" if name == "exact" else name)[1]
+            out += [q["set"] for q in queries]
+        else:
+            out.append(name)
+    return list(dict.fromkeys(out))
 
 
 def expand(sets: str) -> list[str]:

@@ -1,14 +1,12 @@
 """bench/devbench.py --build-only: it builds the cached databases other benches read, so it
-refuses to build into a folder that goes with the run, and builds nothing for the sets that
-have no database of their own."""
+refuses to build into a folder that goes with the run, and for the sets that have no database of
+their own it builds those of the repositories they ask."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from bench import devbench
+from bench import devbench, devsets
 
 
 def test_build_only_needs_reuse(capsys):
@@ -18,6 +16,14 @@ def test_build_only_needs_reuse(capsys):
     assert "--build-only needs --reuse" in capsys.readouterr().err
 
 
-def test_build_only_builds_nothing_for_sets_that_ask_other_sets_databases(tmp_path: Path):
-    run = devbench.Run(tmp_path, True, False, set(), 0)
-    assert devbench.build_only(["exact", "questions"], run) == []
+def test_sets_without_a_database_need_those_of_the_repositories_they_ask():
+    """--build-only and --costs read `needed`: the questions' own repositories (pytest,
+    seaborn) are built too, and a database that two sets ask is named once."""
+    questions = devbench.needed(["questions"])
+    assert {"pytest", "seaborn", "tmux"} <= set(questions)
+    assert "questions" not in questions and len(questions) == len(set(questions))
+    lang = devsets.committed_sets("commitloc")
+    assert set(devbench.needed(["exact"])) <= set(lang)
+    both = devbench.needed(["tmux", "exact", "questions", "cosqa"])
+    assert both[0] == "tmux" and both[-1] == "cosqa"
+    assert both.count("tmux") == 1 and set(questions) <= set(both)
