@@ -425,6 +425,32 @@ INSTALLED VERSIONS: python 3.11, numpy 1.26.4
     assert "INSTALLED VERSIONS" not in kept
 
 
+def test_a_collapsed_version_dump_is_left_out_under_any_heading():
+    """xarray's template: the dump sits in a <details> block titled by its <summary>, under a
+    "Versions" heading that alone says nothing about the environment."""
+    text = """xr.where drops attributes
+`xr.where(da == 0, -1, da).attrs` is empty.
+
+#### Versions
+
+<details><summary>Output of <tt>xr.show_versions()</tt></summary>
+
+INSTALLED VERSIONS
+------------------
+python-bits: 64
+libnetcdf: 4.7.4
+</details>
+
+<details><summary>Old repro, the repository no longer exists</summary>
+`keep_attrs=True` in apply_ufunc
+</details>
+"""
+    kept = evidence.clean(text)
+    assert "python-bits" not in kept and "libnetcdf" not in kept
+    assert "`xr.where(da == 0, -1, da).attrs` is empty." in kept
+    assert "keep_attrs=True" in kept  # a summary about the bug starts no dropped section
+
+
 # A file that writes <img> tags: every word of a pasted screenshot's tag is one of its words.
 THUMBNAILS = '''"""Product thumbnails for the shop's pages."""
 

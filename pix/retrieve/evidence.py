@@ -87,6 +87,11 @@ def _url_file(m: re.Match) -> str:
 # lines of spaces), never inside a code fence (`# pip freeze` there is a shell comment).
 _MARKDOWN_HEADING = re.compile(r"#{1,6}[ \t]+(.*)")
 _BOLD_HEADING = re.compile(r"\*\*([^*]+)\*\*:?")
+# A collapsed block's title (`<details><summary>Output of <tt>xr.show_versions()</tt></summary>`)
+# heads what it hides as a heading does: xarray's template puts its version dump in one, under
+# a "Versions" heading that is not about the environment by itself.
+_SUMMARY = re.compile(r"(?:<details>\s*)?<summary>(.*)</summary>", re.I)
+_TAG = re.compile(r"<[^>]*>")
 HEADING_CHARS = 120
 # Sections that describe the reporter's machine (issue templates ask for them): operating
 # system, installed packages, the output of a show_versions. Their words are the names every
@@ -108,7 +113,10 @@ def _heading(line: str) -> str | None:
     if len(line) > HEADING_CHARS:
         return None
     m = _MARKDOWN_HEADING.fullmatch(line) or _BOLD_HEADING.fullmatch(line)
-    return m.group(1).strip(" \t#:") if m else None
+    if m:
+        return m.group(1).strip(" \t#:")
+    m = _SUMMARY.fullmatch(line)
+    return _TAG.sub("", m.group(1)).strip(" \t:") if m else None
 
 
 def _about_environment(heading: str) -> bool:
