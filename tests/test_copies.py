@@ -21,7 +21,10 @@ import pytest
 from conftest import GEOMETRY, MAILER, indexed_in_place, new_repo, pix, pix_json, where
 
 from pix.index import index_repository
-from pix.query import QueryRequest, query
+from pix.output.render import header
+from pix.output.result import Result
+from pix.query import QueryEngine, QueryRequest, query, retrieve
+from pix.retrieve import rank
 
 SCHEMA = json.loads(
     (Path(__file__).resolve().parents[1] / "schema" / "query-response.v2.json").read_text()
@@ -83,9 +86,6 @@ def test_identical_files_take_one_place_and_name_the_others(repo):
 def test_the_copies_are_the_ones_a_plain_ranking_puts_next(repo):
     """The folded paths are those that by_file ranks right after the kept one (same chunks,
     same scores), in that order: folding removes places and changes no other order."""
-    from pix.query import QueryEngine, retrieve
-    from pix.retrieve import rank
-
     engine = QueryEngine(cwd=str(repo))
     try:
         with engine.store.read():
@@ -155,9 +155,6 @@ def test_the_terminal_header_names_the_copies(repo):
 
 
 def test_the_header_names_three_copies_at_most():
-    from pix.output.render import header
-    from pix.output.result import Result
-
     copies = tuple(f"vendor/v{i}/retry.py" for i in range(2, 7))
     line = header(Result("file", "vendor/v1/retry.py", "0" * 40, 1.0, 1.0, "source", copies=copies))
     assert line.endswith(

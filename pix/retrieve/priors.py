@@ -13,8 +13,9 @@ and command: tmux static-only nDCG@10 / MRR@10 0.410 / 0.398 -> 0.434 / 0.430; n
 has one outside `man/` or a test fixture folder) and translation catalogs (`*.po`, `*.pot`,
 `LC_MESSAGES/`, data files under `locale(s)/`, `i18n/`, `l10n/`, `translations/`: every message
 again, in every language; sphinx's catalogs were in the top 5 of a third of issueloc's sphinx
-reports) and license texts (`COPYING`, `LICENSE`, `NOTICE` without an extension were source:
-the GPL's prose was among the first four files for 8 of bash-completion's 100 commit subjects).
+reports), license texts (`COPYING`, `LICENSE`, `NOTICE` without an extension were source:
+the GPL's prose was among the first four files for 8 of bash-completion's 100 commit subjects)
+and vector drawings (`*.svg`, `*.eps`, `*.ps`: tmux's PostScript logo led a copy-mode subject).
 The config role is build, CI and package metadata (`.github/`, `setup.cfg`, `Cargo.toml`,
 `package.json`, `mix.exs`, `*.csproj`, `Makefile`, .NET analyzer `*.globalconfig`, whose rule
 descriptions match vague subjects: polly 0.532 / 0.526 -> 0.545 / 0.546; any `*.lock`: hono

@@ -134,19 +134,13 @@ def by_file(hits: list[Hit]) -> list[Hit]:
 def fold_copies(hits: list[Hit], files: bool) -> list[Hit]:
     """`hits` (ranked) with each content once: a later hit of the same blob (file mode) or
     chunk (chunk mode) is dropped, its path added to the first one's `copies`."""
-    first: dict[str | int, int] = {}
-    kept: list[Hit] = []
-    copies: dict[int, list[str]] = {}
+    same: dict[str | int, list[Hit]] = {}  # insertion order: each content's first place
     for hit in hits:
-        key = hit.blob_sha if files else hit.chunk_id
-        place = first.setdefault(key, len(kept))
-        if place == len(kept):
-            kept.append(hit)
-        else:
-            copies.setdefault(place, []).append(hit.path)
-    for place, paths in copies.items():
-        kept[place] = revised(kept[place], copies=tuple(paths))
-    return kept
+        same.setdefault(hit.blob_sha if files else hit.chunk_id, []).append(hit)
+    return [
+        revised(first, copies=tuple(h.path for h in rest)) if rest else first
+        for first, *rest in same.values()
+    ]
 
 
 def arrange(hits: list[Hit], files: bool) -> list[Hit]:
