@@ -187,7 +187,9 @@ def model_key() -> str:
 
 # pix/ingest modules that decide no chunk: the transformer is keyed by model_key, and a static
 # table change is caught by the database's static identity (devbench.refresh_static_tier).
-NOT_CHUNKER = frozenset({"embed.py", "static.py"})
+# Sources that do not decide a chunk: the embedders, the history prior's counts and the
+# migration that added their column (a cached database gains it when opened).
+NOT_CHUNKER = frozenset({"embed.py", "static.py", "history.py", "008_recent_commits.sql"})
 
 
 def indexer_key() -> str:

@@ -34,31 +34,16 @@ from pathlib import Path
 import pix.query
 from bench import corpora, devbench, devcorpora, devsets, metrics, quality
 from pix.query import QueryEngine
-from pix.retrieve import rank, route
+from pix.retrieve import history, rank, route
 
 LANG = tuple(devsets.committed_sets("commitloc"))
 SHARED = ("requests", "click")
 QUESTIONS = "questions"
 
-# Verbs that open a commit subject ("Fix crash when ...", "Don't reset ..."): the 50 most
-# frequent first words of the 16 commit sets, less those a how-to question opens with too
-# (check, get, set, show, return, do: CoSQA's "check if a file exists python").
-CHANGE_VERBS = frozenset(
-    """fix fixes fixed fixing add adds added adding allow allows don't dont use uses remove removes
-    removed avoid support supports handle handles improve improves make implement implemented
-    update updated skip accept prevent enable disable include ignore change ensure preserve keep
-    respect introduce backport revert rename refactor replace deprecate drop bump correct clean
-    cleanup simplify move expose emit warn hide""".split()
-)
 NL_SHAPES = ("question", "keywords")  # the shapes a change: or plain: assignment applies to
-
-
-def is_change(query: str) -> bool:
-    """Does the query read as a change description (a commit subject) rather than a question?"""
-    words = query.split()
-    return bool(words) and (
-        words[0].lower().strip(",.:") in CHANGE_VERBS or bool(route.COMPONENT.match(query))
-    )
+# Does the query read as a change description (a commit subject) rather than a question? The
+# history prior's test (pix/retrieve/history.py).
+is_change = history.describes_change
 
 
 def parse_spec(spec: str) -> list[tuple[str | None, str, str, float]]:

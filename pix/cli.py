@@ -230,7 +230,12 @@ def query(
         Fusion | None, typer.Option("--fusion", help="rrf (default) or dbsf.")
     ] = None,
     no_priors: Annotated[
-        bool, typer.Option("--no-priors", help="Do not demote tests/docs/examples/vendored/config.")
+        bool,
+        typer.Option(
+            "--no-priors",
+            help="Do not demote tests/docs/examples/vendored/config, nor weigh a change "
+            "description by each file's commits of the past year.",
+        ),
     ] = False,
     channel: Annotated[
         list[str] | None,

@@ -12,13 +12,14 @@ import contextlib
 import hashlib
 import os
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import apsw
 
 from pix.errors import UsageError
-from pix.ingest import scan
+from pix.ingest import history, scan
 from pix.ingest.embed import Embedder, check_identity, length_batches, model_identity, quantize
 from pix.ingest.terms import path_terms
 from pix.progress import Progress
@@ -256,6 +257,10 @@ def _keyword_phase(
     if listing.kind == "commit":
         existing = conn.execute(sql.COMMIT_SNAPSHOT, (listing.commit_sha,)).fetchone()
         if existing:  # a commit's tree never changes: its snapshot is already complete
+            if history.uncounted(conn, existing[0]):  # but one written before migration 008
+                recent = history.snapshot_counts(conn, listing)
+                with store.write():
+                    history.count_kept(conn, existing[0], recent)
             return _report_existing(store, existing[0], listing)
     else:
         row = conn.execute(sql.LATEST_SNAPSHOT_OF_ROOT, (root_key,)).fetchone()
@@ -344,6 +349,7 @@ def _keyword_phase(
         reasons[reason] = reasons.get(reason, 0) + 1
     reasons = dict(sorted(reasons.items()))
 
+    recent = history.snapshot_counts(conn, listing, row)
     identity = (listing.commit_sha, listing.branch, int(dirty), fingerprint)
     current = {p: (b, s, m) for p, b, s, m in files}
 
@@ -369,8 +375,11 @@ def _keyword_phase(
             reuse = unchanged(latest)
         if reuse:
             snapshot_id = latest[0]
+            history.count_kept(conn, snapshot_id, recent)
         else:
-            snapshot_id = _insert_snapshot(conn, listing, root_key, dirty, fingerprint, files)
+            snapshot_id = _insert_snapshot(
+                conn, listing, root_key, dirty, fingerprint, files, recent
+            )
             conn.executemany(sql.INSERT_SKIPPED, ((snapshot_id, *s) for s in skipped))
             if listing.kind != "commit":
                 conn.execute(sql.DELETE_OLDER_WORKTREE_SNAPSHOTS, (root_key, snapshot_id))
@@ -393,7 +402,13 @@ def _keyword_phase(
 
 
 def _insert_snapshot(
-    conn, listing: scan.Listing, root_key: str, dirty: bool, fingerprint: str, files: list
+    conn,
+    listing: scan.Listing,
+    root_key: str,
+    dirty: bool,
+    fingerprint: str,
+    files: list,
+    recent: Counter[str] | None,
 ) -> int:
     conn.execute(
         sql.INSERT_SNAPSHOT,
@@ -408,7 +423,10 @@ def _insert_snapshot(
         ),
     )
     snapshot_id = conn.last_insert_rowid()
-    conn.executemany(sql.INSERT_SNAPSHOT_FILE, ((snapshot_id, *f) for f in files))
+    conn.executemany(
+        sql.INSERT_SNAPSHOT_FILE,
+        ((snapshot_id, *f, None if recent is None else recent[f[0]]) for f in files),
+    )
     for p, *_ in files:
         for (path_id,) in conn.execute(sql.INSERT_PATH, (p,)).fetchall():
             conn.executemany(sql.INSERT_PATH_TERM, ((t, path_id) for t in path_terms(p)))

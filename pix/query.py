@@ -21,7 +21,7 @@ from pix.output.budget import apply_budget
 from pix.output.result import Result
 from pix.output.shown import Redactions, ShownFile
 from pix.pathglob import glob_regex
-from pix.retrieve import define, phrase, refine
+from pix.retrieve import define, history, phrase, refine
 from pix.retrieve.evidence import embed_query, embed_static
 from pix.retrieve.hits import Hit
 from pix.retrieve.knn import WarmVectors
@@ -423,6 +423,7 @@ def run_query(
             "rrfK": RRF_K if request.fusion == "rrf" else None,
             "weights": found.route.weights,
             "priors": request.priors,
+            "history": request.priors and history.applies(request.query, found.route.shape),
             "candidates": len(found.hits),
             "phrases": found.phrases,
             "definitions": found.names,

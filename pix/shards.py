@@ -65,6 +65,7 @@ from pix.query import (
     retrieve,
     warn_unrevealed,
 )
+from pix.retrieve import history
 from pix.retrieve.hits import Hit
 from pix.retrieve.rank import arrange
 from pix.retrieve.search import RRF_K
@@ -490,6 +491,7 @@ def query_shards(
             "rrfK": RRF_K if request.fusion == "rrf" else None,
             "weights": first.route.weights,
             "priors": request.priors,
+            "history": request.priors and history.applies(request.query, first.route.shape),
             "candidates": sum(a.candidates for a in answers.values()),
             "phrases": first.phrases,
             "definitions": first.names,

@@ -117,7 +117,11 @@ def explain_line(item: dict) -> str:
     """`--explain` for people: the prior, then each channel's rank, raw score, weight and
     contribution to the fused score, on one line under the result's header."""
     ex = item["explain"]
-    parts = [f"fused {ex['fused']:.4f} x prior {ex['prior']:g} ({ex['role']})"]
+    rank = ex.get("rank", {})
+    recent = ""
+    if "history" in rank:  # the history prior: commits in the year before the snapshot
+        recent = f", {rank['commits']} commit(s) in the past year: x{rank['history']:.3g}"
+    parts = [f"fused {ex['fused']:.4f} x prior {ex['prior']:g} ({ex['role']}{recent})"]
     for name, ch in ex["channels"].items():
         parts.append(
             f"{name} #{ch['rank']} score {ch['score']:.3f} weight {ch['weight']:g} "
@@ -141,7 +145,8 @@ def render_response(response: dict) -> str:
         weights = ", ".join(f"{k} {v:g}" for k, v in ex["weights"].items())
         text += (
             f"(query shape {ex['shape']}, {ex['fusion']} fusion, weights {weights}, "
-            f"priors {'on' if ex['priors'] else 'off'}, {ex['candidates']} candidates)\n"
+            f"priors {'on' if ex['priors'] else 'off'}"
+            f"{', history prior' if ex.get('history') else ''}, {ex['candidates']} candidates)\n"
         )
     return text + omitted_line(response) if response["results"] else "no results\n"
 

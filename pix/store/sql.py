@@ -69,7 +69,20 @@ INSERT INTO snapshot(kind, root, commit_sha, branch, dirty, created_at, fingerpr
 VALUES (?, ?, ?, ?, ?, ?, ?)
 """
 INSERT_SNAPSHOT_FILE = """
-INSERT INTO snapshot_file(snapshot_id, path, blob_sha, size, mtime_ns) VALUES (?, ?, ?, ?, ?)
+INSERT INTO snapshot_file(snapshot_id, path, blob_sha, size, mtime_ns, recent_commits)
+VALUES (?, ?, ?, ?, ?, ?)
+"""
+# A snapshot kept as it was (nothing changed) but written before its history was counted.
+SNAPSHOT_UNCOUNTED = (
+    "SELECT EXISTS (SELECT 1 FROM snapshot_file WHERE snapshot_id = ? AND recent_commits IS NULL)"
+)
+SNAPSHOT_RECENT_COMMITS = "SELECT path, recent_commits FROM snapshot_file WHERE snapshot_id = ?"
+# A snapshot's history counts from a JSON object {path: commits}: zero, then the counted.
+ZERO_RECENT_COMMITS = "UPDATE snapshot_file SET recent_commits = 0 WHERE snapshot_id = :snapshot"
+COUNT_RECENT_COMMITS = """
+UPDATE snapshot_file SET recent_commits = c.value
+FROM json_each(:counts) c
+WHERE snapshot_file.snapshot_id = :snapshot AND snapshot_file.path = c.key
 """
 # A path not seen before gets an id (RETURNING gives none for a known one) and then its terms.
 INSERT_PATH = "INSERT INTO path(path) VALUES (?) ON CONFLICT(path) DO NOTHING RETURNING id"

@@ -1,0 +1,11 @@
+-- How many commits changed each file in the year before its snapshot's commit: the history
+-- prior (pix/ingest/history.py counts, pix/retrieve/history.py weighs). A query that describes
+-- a change (a commit-style subject: "Fix ...", "router: ...") ranks a file that changed often
+-- lately a little higher. NULL where no history was read: a folder without git, a snapshot
+-- written before this migration (`pix index` at a new commit, or `pix index --rebuild`,
+-- counts it).
+--   -- where the work has been this year
+--   SELECT f.path, f.recent_commits FROM snapshot_file f
+--   WHERE f.snapshot_id = (SELECT max(id) FROM snapshot)
+--   ORDER BY f.recent_commits DESC LIMIT 20;
+ALTER TABLE snapshot_file ADD COLUMN recent_commits INTEGER;

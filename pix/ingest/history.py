@@ -1,0 +1,94 @@
+"""How often each file changed lately: the history prior's counts (pix/retrieve/history.py).
+
+A file that changed often in the year before the indexed commit is more likely to be the one a
+change description is about: defects and features cluster where work is under way (change
+frequency is among the oldest predictors of where the next fix lands, and a prior for
+information-retrieval bug localization since Sisman and Kak, 2012). Counted at index time
+per snapshot, from the commits reachable from the snapshot's commit and committed in the
+WINDOW_DAYS before it, so asking at an old commit (`pix index --at`) counts that commit's past,
+not today's.
+
+Merges count nothing (`git log` lists no files for them), a rename starts a new count (no
+rename detection: it costs a diff per commit), and at most MAX_COMMITS commits are read, so a
+repository with tens of thousands of commits a year is counted over its newest ones. A shallow
+clone counts what it holds: its boundary commit lists every file once, which shifts every file
+alike.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import apsw
+
+from pix.errors import PixError
+from pix.ingest import scan
+from pix.store import sql
+
+WINDOW_DAYS = 365
+MAX_COMMITS = 20_000
+
+
+def commits(root: Path, *args: str) -> list[tuple[int, list[str]]]:
+    """`git log` of `args` (revisions, limits) as (committer time, changed paths) per commit,
+    newest first."""
+    log = scan.git(
+        root, "log", "--no-renames", "--name-only", "-z", "--format=%x01%ct", *args, "--"
+    )
+    out = []
+    for record in log.split(b"\x01")[1:]:
+        stamp, _, names = record.partition(b"\0")
+        paths = names.lstrip(b"\n").split(b"\0")
+        out.append((int(stamp), [p.decode("utf-8", "surrogateescape") for p in paths if p]))
+    return out
+
+
+def recent_changes(root: Path, commit_sha: str) -> Counter[str]:
+    """Path -> how many commits reachable from `commit_sha` changed it in the WINDOW_DAYS
+    before that commit's own commit time."""
+    committed = int(scan.git(root, "show", "-s", "--format=%ct", commit_sha).decode().strip())
+    since = committed - WINDOW_DAYS * 86_400
+    counts: Counter[str] = Counter()
+    for stamp, paths in commits(
+        root, f"--since=@{since}", f"--max-count={MAX_COMMITS}", commit_sha
+    ):
+        if stamp >= since:  # --since stops at the first older commit, not before it
+            counts.update(paths)
+    return counts
+
+
+def store_counts(conn: apsw.Connection, snapshot_id: int, counts: Counter[str]) -> None:
+    """Write a snapshot's counts (every file of it: 0 where no commit counted), inside the
+    caller's transaction."""
+    conn.execute(sql.ZERO_RECENT_COMMITS, {"snapshot": snapshot_id})
+    conn.execute(sql.COUNT_RECENT_COMMITS, {"snapshot": snapshot_id, "counts": json.dumps(counts)})
+
+
+def uncounted(conn: apsw.Connection, snapshot_id: int) -> bool:
+    """A snapshot written before migration 008 (or of a folder without git)."""
+    return bool(conn.execute(sql.SNAPSHOT_UNCOUNTED, (snapshot_id,)).fetchone()[0])
+
+
+def snapshot_counts(
+    conn: apsw.Connection, listing: scan.Listing, previous: tuple | None = None
+) -> Counter[str] | None:
+    """The counts for a listing's commit (None: no commit to count from, or git could not read
+    its history; the prior then leaves the snapshot alone). `previous` (id, commit, ...): the
+    work tree's last snapshot, whose counts stand if it is of the same commit (a re-index
+    after an edit)."""
+    if listing.kind == "folder" or not listing.commit_sha:
+        return None
+    if previous and previous[1] == listing.commit_sha and not uncounted(conn, previous[0]):
+        return Counter(dict(conn.execute(sql.SNAPSHOT_RECENT_COMMITS, (previous[0],)).fetchall()))
+    try:
+        return recent_changes(listing.root, listing.commit_sha)
+    except PixError:
+        return None
+
+
+def count_kept(conn: apsw.Connection, snapshot_id: int, counts: Counter[str] | None) -> None:
+    """Give a kept snapshot written before migration 008 its counts."""
+    if counts is not None and uncounted(conn, snapshot_id):
+        store_counts(conn, snapshot_id, counts)

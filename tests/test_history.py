@@ -1,0 +1,261 @@
+"""The history prior: `pix index` counts each file's commits of the year before the snapshot's
+commit (pix/ingest/history.py), and a query that describes a change or a problem weighs files
+by them (pix/retrieve/history.py).
+
+A real git repository in a temp folder whose commits carry chosen dates, indexed with the real
+model into real SQLite; answers through pix.query and the real command line, validated against
+schema/query-response.v2.json.
+
+History (days before the newest commit, which is "now" for the counts):
+- 900: every file added
+- 600, 550, 500: obsolete.py changed (more than a year before the newest commit)
+- 90, 60, 30, 10: retry_hot.py changed (the newest commit is the one 10 days ago)
+retry_cold.py holds the same retry loop as retry_hot.py (their texts differ only in trailing
+blank lines, so every channel scores them alike); errors.py holds a message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import apsw
+import jsonschema
+import pytest
+from conftest import GEOMETRY, GIT_ENV, pix, pix_json, write
+
+from pix.index import index_repository
+from pix.query import QueryEngine, QueryRequest
+from pix.retrieve import history
+
+SCHEMA = json.loads(
+    (Path(__file__).resolve().parents[1] / "schema" / "query-response.v2.json").read_text()
+)
+DAY = 86_400
+NOW = 1_780_000_000  # the newest commit's time; the counts never read the clock
+
+RETRY = '''def retry_with_backoff(call, attempts=5, base=0.2):
+    """Call again after a failure, waiting twice as long each attempt."""
+    import time
+
+    for attempt in range(attempts):
+        try:
+            return call()
+        except ConnectionError:
+            time.sleep(base * 2**attempt)
+    return call(){tail}
+'''
+ERRORS = 'def give_up():\n    raise RuntimeError("retries exhausted for this call")\n'
+CHANGE = "Fix retry with backoff waiting too long between attempts"
+QUESTION = "how does the retry with backoff wait between attempts"
+
+
+def commit_at(repo: Path, days_ago: int, message: str) -> str:
+    stamp = f"@{NOW - days_ago * DAY} +0000"
+    env = {**os.environ, **GIT_ENV, "GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}
+    for args in (["add", "-A"], ["commit", "-q", "-m", message]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, env=env, capture_output=True)
+    return subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory, embedder) -> tuple[Path, Path, dict[str, str]]:
+    root = tmp_path_factory.mktemp("history") / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
+    files = {
+        "retry_hot.py": RETRY.format(tail=""),
+        "retry_cold.py": RETRY.format(tail=""),
+        "errors.py": ERRORS,
+        "obsolete.py": "VERSION = 0\n",
+        "shapes.py": GEOMETRY,
+    }
+    write(root, files)
+    shas = {"first": commit_at(root, 900, "initial")}
+    for n, days in enumerate((600, 550, 500), 1):
+        write(root, {"obsolete.py": f"VERSION = {n}\n"})
+        shas[f"obsolete{n}"] = commit_at(root, days, f"bump {n}")
+    for n, days in enumerate((90, 60, 30, 10), 1):
+        write(root, {"retry_hot.py": RETRY.format(tail="\n" * n)})
+        shas[f"hot{n}"] = commit_at(root, days, f"tweak {n}")
+    db = root.parent / "index.db"
+    index_repository(str(root), str(db), embedder=embedder)
+    return root, db, shas
+
+
+def counts(db: Path, snapshot_id: int | None = None) -> dict[str, int | None]:
+    """Path -> recent_commits of a snapshot (default: the work tree's)."""
+    conn = apsw.Connection(str(db))
+    try:
+        if snapshot_id is None:
+            (snapshot_id,) = conn.execute(
+                "SELECT max(id) FROM snapshot WHERE kind != 'commit'"
+            ).fetchone()
+        return dict(
+            conn.execute(
+                "SELECT path, recent_commits FROM snapshot_file WHERE snapshot_id = ?",
+                (snapshot_id,),
+            ).fetchall()
+        )
+    finally:
+        conn.close()
+
+
+def ask(db: Path, root: Path, text: str, **options) -> dict:
+    engine = QueryEngine(db=str(db), cwd=str(root))
+    try:
+        return engine.query(QueryRequest(query=text, mode="file", explain=True, **options))
+    finally:
+        engine.close()
+
+
+def test_index_counts_the_commits_of_the_year_before_the_snapshot(repo):
+    root, db, _ = repo
+    # retry_hot.py: 4 changes within the year before the newest commit; obsolete.py's 3 are
+    # older than that; the others were only added, 900 days before.
+    assert counts(db) == {
+        "retry_hot.py": 4, "retry_cold.py": 0, "errors.py": 0, "obsolete.py": 0, "shapes.py": 0,
+    }  # fmt: skip
+
+
+def test_an_old_commit_counts_its_own_past(repo, embedder):
+    root, db, shas = repo
+    index_repository(str(root), str(db), embedder=embedder, at=shas["obsolete3"])
+    conn = apsw.Connection(str(db))
+    (snapshot_id,) = conn.execute(
+        "SELECT id FROM snapshot WHERE commit_sha = ?", (shas["obsolete3"],)
+    ).fetchone()
+    conn.close()
+    # 500 days ago: the year before holds obsolete.py's three changes, not retry_hot.py's later
+    # ones; the initial commit (900 days) is outside it.
+    assert counts(db, snapshot_id) == {
+        "retry_hot.py": 0, "retry_cold.py": 0, "errors.py": 0, "obsolete.py": 3, "shapes.py": 0,
+    }  # fmt: skip
+
+
+def test_a_change_description_weighs_files_by_their_history(repo):
+    root, db, _ = repo
+    with_prior = ask(db, root, CHANGE)
+    assert with_prior["explain"]["history"] is True
+    by_file = {r["file"]: r for r in with_prior["results"]}
+    hot, cold = by_file["retry_hot.py"]["explain"], by_file["retry_cold.py"]["explain"]
+    assert (hot["rank"]["commits"], cold["rank"]["commits"]) == (4, 0)
+    assert hot["rank"]["history"] == pytest.approx(history.factor(4), abs=1e-6)
+    assert cold["rank"]["history"] == pytest.approx(history.factor(0), abs=1e-6)
+    assert history.factor(0) < history.factor(4) < 1.0 == history.factor(history.CAP)
+    # Source files (role factor 1.0): the prior is the history factor, nothing else.
+    assert hot["prior"] == pytest.approx(history.factor(4), abs=1e-3)
+    # The recently changed copy of the loop leads; without the prior the two tie and the path
+    # orders them, as for a question about how the code works.
+    assert [r["file"] for r in with_prior["results"][:2]] == ["retry_hot.py", "retry_cold.py"]
+    question = ask(db, root, QUESTION)
+    assert question["explain"]["history"] is False
+    assert [r["file"] for r in question["results"][:2]] == ["retry_cold.py", "retry_hot.py"]
+    assert all("history" not in r["explain"]["rank"] for r in question["results"])
+    for answer in (with_prior, question):
+        jsonschema.validate(answer, SCHEMA)
+
+
+def test_no_priors_turns_the_history_prior_off(repo):
+    root, db, _ = repo
+    plain = ask(db, root, CHANGE, priors=False)
+    assert plain["explain"]["history"] is False
+    assert all("history" not in r["explain"]["rank"] for r in plain["results"])
+    assert plain["results"][0]["file"] == "retry_cold.py"
+
+
+def test_an_exact_phrase_still_comes_first(repo):
+    """The phrase step lifts above every score: the file holding the message (no commit this
+    year) comes first, in chunk mode and file mode, and keeps its history factor."""
+    root, db, _ = repo
+    text = 'Fix "retries exhausted for this call" raised too early'
+    for mode in ("chunk", "file"):
+        engine = QueryEngine(db=str(db), cwd=str(root))
+        try:
+            answer = engine.query(QueryRequest(query=text, mode=mode, explain=True))
+        finally:
+            engine.close()
+        first = answer["results"][0]
+        assert first.get("file", first.get("path")) == "errors.py"
+        assert "phrase" in first["explain"]["channels"]
+        assert first["explain"]["rank"]["history"] == pytest.approx(history.factor(0), abs=1e-6)
+
+
+def test_a_snapshot_counted_before_the_column_existed_is_counted_on_the_next_index(
+    repo, tmp_path, embedder
+):
+    root, db, _ = repo
+    mine = tmp_path / "old.db"
+    conn = apsw.Connection(str(db))
+    conn.execute("VACUUM INTO ?", (str(mine),))
+    conn.close()
+    conn = apsw.Connection(str(mine))
+    conn.execute("UPDATE snapshot_file SET recent_commits = NULL")  # as migration 008 leaves it
+    conn.close()
+    plain = ask(mine, root, CHANGE)
+    assert all("history" not in r["explain"]["rank"] for r in plain["results"])
+    report = index_repository(str(root), str(mine), embedder=embedder)
+    assert report.new_blobs == 0  # nothing changed: the same snapshot, now counted
+    assert counts(mine)["retry_hot.py"] == 4
+
+
+def test_a_folder_without_git_has_no_counts(tmp_path, embedder):
+    folder = tmp_path / "plain"
+    write(folder, {"retry.py": RETRY.format(tail="")})
+    index_repository(str(folder), embedder=embedder)
+    assert set(counts(folder / ".pix.db").values()) == {None}
+
+
+def test_the_command_line_explains_the_prior(repo):
+    root, db, _ = repo
+    code, out, err = pix_json("query", CHANGE, "--db", str(db), "--file", "--json", "--explain",
+                              cwd=root)  # fmt: skip
+    assert code == 0, err
+    jsonschema.validate(out, SCHEMA)
+    assert out["explain"]["history"] is True
+    assert out["results"][0]["explain"]["rank"]["commits"] == 4
+    code, text, err = pix("query", CHANGE, "--db", str(db), "--file", "--explain", cwd=root)
+    assert code == 0, err
+    assert "(source, 4 commit(s) in the past year: x0.757)" in text
+    assert "history prior" in text.splitlines()[-2] + text.splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    "text, change",
+    [
+        ("Fix crash when the config file is empty", True),
+        ("router: allow trailing slashes", True),
+        ("Don't reset the cursor on resize", True),
+        ("how does the router match a path", False),
+        ("where is the retry delay computed", False),
+        ("check if a file exists python", False),
+        ("RetryPolicy", False),
+    ],
+)
+def test_what_reads_as_a_change(text, change):
+    assert history.describes_change(text) is change
+
+
+def test_an_edited_work_tree_keeps_its_commit_counts(repo, tmp_path, embedder):
+    """A re-index after an edit (same commit) writes a new snapshot with the same counts; a
+    file no commit has seen counts 0."""
+    root, db, _ = repo
+    mine = tmp_path / "edited.db"
+    conn = apsw.Connection(str(db))
+    conn.execute("VACUUM INTO ?", (str(mine),))
+    conn.close()
+    write(root, {"retry_cold.py": RETRY.format(tail="# edited\n"), "draft.py": "X = 1\n"})
+    try:
+        index_repository(str(root), str(mine), embedder=embedder)
+        got = counts(mine)
+    finally:
+        (root / "draft.py").unlink()
+        write(root, {"retry_cold.py": RETRY.format(tail="")})
+    assert got == {
+        "retry_hot.py": 4, "retry_cold.py": 0, "errors.py": 0, "obsolete.py": 0, "shapes.py": 0,
+        "draft.py": 0,
+    }  # fmt: skip
