@@ -42,6 +42,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -78,7 +79,7 @@ class Log:
 
 
 @contextmanager
-def copied(db: Path):
+def copied(db: Path) -> Iterator[Path]:
     """A scratch copy of a cached database (the cache is shared; this bench writes)."""
     with tempfile.TemporaryDirectory(prefix="pix-history-") as tmp:
         target = Path(tmp) / db.name
@@ -108,7 +109,7 @@ def variants(powers: str, caps: str, issues: bool) -> list[Variant]:
 
 
 @contextmanager
-def prior(power: float | None, cap: int = history.CAP, issues: bool = False):
+def prior(power: float | None, cap: int = history.CAP, issues: bool = False) -> Iterator[None]:
     """pix.retrieve.history as one variant has it (power None: off)."""
     saved = history.POWER, history.CAP, history.applies
     shipped = history.applies
@@ -149,6 +150,7 @@ def commit_set(
     pinned = log.times[-1] + 1
     runs: list[list] = [[] for _ in range(len(todo) + 1)]
     with copied(db) as scratch:
+        # Opened by pix first: a database cached before migration 008 gains its column.
         engine = QueryEngine(db=str(scratch), cwd=str(root))
         conn = apsw.Connection(str(scratch))
         conn.set_busy_timeout(10_000)

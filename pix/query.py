@@ -259,6 +259,7 @@ class Retrieval:
     route: Route
     phrases: list[dict] = field(default_factory=list)  # what each phrase of the query found
     names: list[dict] = field(default_factory=list)  # what each name of the query found
+    history: bool = False  # the history prior weighed the hits (pix/retrieve/history.py)
 
 
 def refresh_first(
@@ -356,7 +357,11 @@ def retrieve(
         hits, reports = phrase.rank_phrases(
             store, snapshot.id, request.query, r, hits, paths, request.fusion, request.priors
         )
-    return Retrieval(snapshot, hits, r, reports, names)
+    # Last, so that it weighs every chunk once, lifted ones too (their weight allows for it).
+    weighed = False
+    if request.priors and history.applies(request.query, r.shape):
+        hits, weighed = history.weigh(store.conn, snapshot.id, hits)
+    return Retrieval(snapshot, hits, r, reports, names, weighed)
 
 
 def query_vectors(
@@ -423,7 +428,7 @@ def run_query(
             "rrfK": RRF_K if request.fusion == "rrf" else None,
             "weights": found.route.weights,
             "priors": request.priors,
-            "history": request.priors and history.applies(request.query, found.route.shape),
+            "history": found.history,
             "candidates": len(found.hits),
             "phrases": found.phrases,
             "definitions": found.names,

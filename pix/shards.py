@@ -65,7 +65,6 @@ from pix.query import (
     retrieve,
     warn_unrevealed,
 )
-from pix.retrieve import history
 from pix.retrieve.hits import Hit
 from pix.retrieve.rank import arrange
 from pix.retrieve.search import RRF_K
@@ -344,6 +343,7 @@ class ShardAnswer:
     df: dict[str, int] = field(default_factory=dict)  # query term -> chunks holding it
     names: list[dict] = field(default_factory=list)  # what each name of the query found
     held: tuple[tuple[str, ...], ...] = ()  # the sets of query terms one chunk holds together
+    history: bool = False  # the history prior weighed its hits
 
 
 def shard_ranking(
@@ -381,7 +381,7 @@ def shard_ranking(
     ranked = found.hits if packing else arrange(found.hits, request.mode == "file")
     return ShardAnswer(
         found.snapshot, ranked, meaning, len(found.hits), warnings, refreshed, found.route,
-        found.phrases, chunks, counts.df, found.names, counts.held,
+        found.phrases, chunks, counts.df, found.names, counts.held, found.history,
     )  # fmt: skip
 
 
@@ -491,7 +491,7 @@ def query_shards(
             "rrfK": RRF_K if request.fusion == "rrf" else None,
             "weights": first.route.weights,
             "priors": request.priors,
-            "history": request.priors and history.applies(request.query, first.route.shape),
+            "history": any(a.history for a in answers.values()),
             "candidates": sum(a.candidates for a in answers.values()),
             "phrases": first.phrases,
             "definitions": first.names,

@@ -27,8 +27,9 @@ import pytest
 from conftest import GEOMETRY, GIT_ENV, pix, pix_json, write
 
 from pix.index import index_repository
+from pix.ingest import history as counting
 from pix.query import QueryEngine, QueryRequest
-from pix.retrieve import history
+from pix.retrieve import history, lift
 
 SCHEMA = json.loads(
     (Path(__file__).resolve().parents[1] / "schema" / "query-response.v2.json").read_text()
@@ -183,6 +184,23 @@ def test_an_exact_phrase_still_comes_first(repo):
         assert first.get("file", first.get("path")) == "errors.py"
         assert "phrase" in first["explain"]["channels"]
         assert first["explain"]["rank"]["history"] == pytest.approx(history.factor(0), abs=1e-6)
+        # Every hit is weighed once, lifted or not, and the lift allows for the smallest factor.
+        assert all("history" in r["explain"]["rank"] for r in answer["results"])
+        route = answer["explain"]["weights"]
+        weight = first["explain"]["channels"]["phrase"]["weight"]
+        assert weight == pytest.approx(lift.above_all(route, True, weighed=True))
+    # A question is not weighed, and its lift is what it was before the prior.
+    question = 'where is "retries exhausted for this call" raised'
+    engine = QueryEngine(db=str(db), cwd=str(root))
+    try:
+        answer = engine.query(QueryRequest(query=question, explain=True))
+    finally:
+        engine.close()
+    first = answer["results"][0]
+    assert answer["explain"]["history"] is False and "history" not in first["explain"]["rank"]
+    assert first["explain"]["channels"]["phrase"]["weight"] == pytest.approx(
+        lift.above_all(answer["explain"]["weights"], True)
+    )
 
 
 def test_a_snapshot_counted_before_the_column_existed_is_counted_on_the_next_index(
@@ -208,6 +226,54 @@ def test_a_folder_without_git_has_no_counts(tmp_path, embedder):
     write(folder, {"retry.py": RETRY.format(tail="")})
     index_repository(str(folder), embedder=embedder)
     assert set(counts(folder / ".pix.db").values()) == {None}
+    answer = ask(folder / ".pix.db", folder, CHANGE)
+    assert answer["explain"]["history"] is False
+    assert all("history" not in r["explain"]["rank"] for r in answer["results"])
+
+
+def test_an_old_commit_snapshot_is_counted_on_the_next_index(repo, tmp_path, embedder):
+    root, db, shas = repo
+    mine = tmp_path / "old-commit.db"
+    conn = apsw.Connection(str(db))
+    conn.execute("VACUUM INTO ?", (str(mine),))
+    conn.close()
+    index_repository(str(root), str(mine), embedder=embedder, at=shas["hot2"])
+    conn = apsw.Connection(str(mine))
+    (snapshot_id,) = conn.execute(
+        "SELECT id FROM snapshot WHERE commit_sha = ?", (shas["hot2"],)
+    ).fetchone()
+    conn.execute("UPDATE snapshot_file SET recent_commits = NULL WHERE snapshot_id = ?",
+                 (snapshot_id,))  # fmt: skip
+    conn.close()
+    index_repository(str(root), str(mine), embedder=embedder, at=shas["hot2"])
+    # 60 days ago: retry_hot.py's changes of 90 and 60 days; obsolete.py's last (500) is older.
+    assert counts(mine, snapshot_id)["retry_hot.py"] == 2
+    assert counts(mine, snapshot_id)["obsolete.py"] == 0
+
+
+def test_odd_paths_merges_and_empty_commits_are_counted_right(tmp_path):
+    repo = tmp_path / "odd"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    write(repo, {"a.py": "A = 1\n"})
+    commit_at(repo, 30, "a")
+    stamp = f"@{NOW - 5 * DAY} +0000"  # the merge and the empty commit: dated, not today
+    env = {**os.environ, **GIT_ENV, "GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}
+    subprocess.run(["git", "-C", str(repo), "commit", "-q", "--allow-empty", "-m", "empty"],
+                   check=True, env=env)  # fmt: skip
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "-b", "side"], check=True)
+    write(repo, {"\nleading newline.py": "B = 1\n", "we\x01ird.py": "C = 1\n"})
+    commit_at(repo, 20, "side")
+    subprocess.run(["git", "-C", str(repo), "checkout", "-q", "main"], check=True)
+    write(repo, {"a.py": "A = 2\n"})
+    commit_at(repo, 10, "a again")
+    subprocess.run(["git", "-C", str(repo), "merge", "-q", "--no-edit", "side"],
+                   check=True, env=env)  # fmt: skip
+    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], check=True,
+                          capture_output=True, text=True).stdout.strip()  # fmt: skip
+    assert counting.recent_changes(repo, head) == {
+        "a.py": 2, "\nleading newline.py": 1, "we\x01ird.py": 1,
+    }  # fmt: skip
 
 
 def test_the_command_line_explains_the_prior(repo):
@@ -240,22 +306,22 @@ def test_what_reads_as_a_change(text, change):
     assert history.describes_change(text) is change
 
 
-def test_an_edited_work_tree_keeps_its_commit_counts(repo, tmp_path, embedder):
-    """A re-index after an edit (same commit) writes a new snapshot with the same counts; a
-    file no commit has seen counts 0."""
-    root, db, _ = repo
-    mine = tmp_path / "edited.db"
-    conn = apsw.Connection(str(db))
-    conn.execute("VACUUM INTO ?", (str(mine),))
-    conn.close()
-    write(root, {"retry_cold.py": RETRY.format(tail="# edited\n"), "draft.py": "X = 1\n"})
-    try:
-        index_repository(str(root), str(mine), embedder=embedder)
-        got = counts(mine)
-    finally:
-        (root / "draft.py").unlink()
-        write(root, {"retry_cold.py": RETRY.format(tail="")})
-    assert got == {
+def test_an_edited_work_tree_keeps_its_commit_counts(repo, tmp_path, embedder, monkeypatch):
+    """A re-index after an edit (same commit) writes a new snapshot with the previous one's
+    counts, without reading the history again; a file no commit has seen counts 0."""
+    root, _, _ = repo
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(root), str(clone)], check=True)
+    db = tmp_path / "clone.db"
+    index_repository(str(clone), str(db), embedder=embedder)
+
+    def unread(*args):
+        raise AssertionError("the history was read again")
+
+    monkeypatch.setattr(counting, "recent_changes", unread)
+    write(clone, {"retry_cold.py": RETRY.format(tail="# edited\n"), "draft.py": "X = 1\n"})
+    index_repository(str(clone), str(db), embedder=embedder)
+    assert counts(db) == {
         "retry_hot.py": 4, "retry_cold.py": 0, "errors.py": 0, "obsolete.py": 0, "shapes.py": 0,
         "draft.py": 0,
     }  # fmt: skip

@@ -17,7 +17,6 @@ alike.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 
@@ -34,14 +33,24 @@ MAX_COMMITS = 20_000
 def commits(root: Path, *args: str) -> list[tuple[int, list[str]]]:
     """`git log` of `args` (revisions, limits) as (committer time, changed paths) per commit,
     newest first."""
-    log = scan.git(
-        root, "log", "--no-renames", "--name-only", "-z", "--format=%x01%ct", *args, "--"
-    )
-    out = []
-    for record in log.split(b"\x01")[1:]:
-        stamp, _, names = record.partition(b"\0")
-        paths = names.lstrip(b"\n").split(b"\0")
-        out.append((int(stamp), [p.decode("utf-8", "surrogateescape") for p in paths if p]))
+    # Each commit prints NUL, its time, NUL, then its paths each ended by NUL, the first after
+    # a newline (a merge prints none). A path is never empty and may hold any other byte, so
+    # an empty field is what starts a commit.
+    fields = scan.git(
+        root, "log", "--no-renames", "--name-only", "-z", "--format=%x00%ct", *args, "--"
+    ).split(b"\0")
+    out: list[tuple[int, list[str]]] = []
+    first = False  # the next field is a commit's first path
+    for i, raw in enumerate(fields):
+        if not raw:
+            continue
+        if not fields[i - 1] and i > 0:  # the field after an empty one: a commit's time
+            out.append((int(raw), []))
+            first = True
+            continue
+        path = raw[1:] if first and raw.startswith(b"\n") else raw
+        first = False
+        out[-1][1].append(path.decode("utf-8", "surrogateescape"))
     return out
 
 
@@ -63,7 +72,10 @@ def store_counts(conn: apsw.Connection, snapshot_id: int, counts: Counter[str]) 
     """Write a snapshot's counts (every file of it: 0 where no commit counted), inside the
     caller's transaction."""
     conn.execute(sql.ZERO_RECENT_COMMITS, {"snapshot": snapshot_id})
-    conn.execute(sql.COUNT_RECENT_COMMITS, {"snapshot": snapshot_id, "counts": json.dumps(counts)})
+    conn.executemany(
+        sql.COUNT_RECENT_COMMITS,
+        ({"commits": n, "snapshot": snapshot_id, "path": p} for p, n in counts.items()),
+    )
 
 
 def uncounted(conn: apsw.Connection, snapshot_id: int) -> bool:
@@ -84,7 +96,7 @@ def snapshot_counts(
         return Counter(dict(conn.execute(sql.SNAPSHOT_RECENT_COMMITS, (previous[0],)).fetchall()))
     try:
         return recent_changes(listing.root, listing.commit_sha)
-    except PixError:
+    except (PixError, ValueError):  # no usable history: no counts, never a failed index
         return None
 
 

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pix.ingest.mask import mask
 from pix.ingest.redact import may_hold_secret
 from pix.ingest.terms import STOPWORDS
-from pix.retrieve import lift
+from pix.retrieve import history, lift
 from pix.retrieve.component import normal_name
 from pix.retrieve.hits import Hit
 from pix.retrieve.route import Route
@@ -216,8 +216,10 @@ def find(
     return found, reports
 
 
-def definition_weight(route: Route, priors: bool, alone: bool) -> float:
-    return lift.above_all(route.weights, priors) if alone else EMBEDDED
+def definition_weight(route: Route, priors: bool, alone: bool, weighed: bool = False) -> float:
+    """Above every chunk for a query of names alone (`weighed`: the history prior weighs
+    it), a dense rank 1's worth inside a longer question."""
+    return lift.above_all(route.weights, priors, weighed) if alone else EMBEDDED
 
 
 def defining(
@@ -248,7 +250,7 @@ def rank_definitions(
     found, reports, alone = defining(store, snapshot_id, query, paths)
     if not found:
         return hits, reports, 0.0
-    weight = definition_weight(route, priors, alone)
+    weight = definition_weight(route, priors, alone, priors and history.applies(query, route.shape))
     entries = {
         key: (at, lift.entry(weight, fusion, len(at.names), names=sorted(at.names)))
         for key, at in found.items()

@@ -30,7 +30,7 @@ import json
 import apsw
 
 from pix.retrieve import route
-from pix.retrieve.hits import Hit, revised
+from pix.retrieve.hits import Hit, order, revised
 
 CAP = 80
 POWER = 0.1
@@ -68,16 +68,18 @@ def applies(query: str, shape: str) -> bool:
 
 
 def factor(commits: int) -> float:
+    """A file's weight for its count (pix.ingest.history): at most 1."""
     return ((1 + min(commits, CAP)) / (1 + CAP)) ** POWER
 
 
-def weigh(conn: apsw.Connection, snapshot_id: int, hits: list[Hit]) -> list[Hit]:
+def weigh(conn: apsw.Connection, snapshot_id: int, hits: list[Hit]) -> tuple[list[Hit], bool]:
     """`hits` with each score times its file's factor (rank: `history`, the factor, and
-    `commits`), reordered; unchanged where the snapshot has no counts."""
+    `commits`), reordered, and whether any was weighed: not where the snapshot has no counts
+    (a folder without git, a database written before migration 008)."""
     paths = json.dumps(sorted({h.path for h in hits}))
     counts = dict(conn.execute(RECENT_COMMITS, (snapshot_id, paths)).fetchall())
     if not counts:
-        return hits
+        return hits, False
     out = []
     for hit in hits:
         commits = counts.get(hit.path)
@@ -88,4 +90,4 @@ def weigh(conn: apsw.Connection, snapshot_id: int, hits: list[Hit]) -> list[Hit]
         out.append(
             revised(hit, score=hit.score * f, rank={**hit.rank, "history": f, "commits": commits})
         )
-    return sorted(out, key=lambda h: (-h.score, h.path, h.start_line, h.chunk_id))
+    return sorted(out, key=order), True

@@ -31,6 +31,12 @@ class Hit:
 _FIELDS = tuple(f.name for f in fields(Hit))
 
 
+def order(hit: Hit) -> tuple:
+    """The order of a ranked list, as the retrieval statement orders it: score, then path,
+    line and chunk."""
+    return (-hit.score, hit.path, hit.start_line, hit.chunk_id)
+
+
 def revised(hit: Hit, **changes) -> Hit:
     """`dataclasses.replace` for the ranking stage's loops over every candidate: replace runs
     the frozen __init__ again, one object.__setattr__ per field (6 us a hit; a question across

@@ -5,9 +5,9 @@ the list, and the list is ordered again the way the retrieval statement orders i
 The weights that lift such chunks above every other are `above_all`: no score without the
 step's channel exceeds the ranking stage's ceiling (pix.retrieve.rank.ceiling: every
 channel's rank 1, the largest standing-out bonus and file evidence; DBSF scores are smaller),
-and no prior shrinks a score by more than the smallest factors (the path role's and the
-history prior's, pix.retrieve.history). A lifted chunk keeps its file's history factor, so
-among lifted chunks a change description still prefers the file that changed lately.
+and no prior shrinks a score by more than the smallest factor: the path role's, times the
+history prior's when it weighs the query (pix.retrieve.history: it multiplies every chunk,
+lifted ones too, after these steps).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from pix.retrieve import history, rank
-from pix.retrieve.hits import Hit
+from pix.retrieve.hits import Hit, order
 from pix.retrieve.priors import ROLE_FACTORS, path_role
 from pix.retrieve.search import RRF_K
 
@@ -34,9 +34,11 @@ class Location:
     language: str
 
 
-def above_all(weights: dict[str, float], priors: bool) -> float:
-    """A channel weight whose rank 1 outranks every chunk and file without it."""
-    floor = min(ROLE_FACTORS.values()) * history.factor(0) if priors else 1.0
+def above_all(weights: dict[str, float], priors: bool, weighed: bool = False) -> float:
+    """A channel weight whose rank 1 outranks every chunk and file without it. `weighed`: the
+    history prior will multiply the scores too."""
+    floor = min(ROLE_FACTORS.values()) * (history.factor(0) if weighed else 1.0)
+    floor = floor if priors else 1.0
     return 1.0 + rank.ceiling(weights) / floor
 
 
@@ -82,8 +84,7 @@ def add_channel(
         ch = entry[1]
         fused = hit.fused + ch["contribution"]
         channels = dict(sorted({**hit.channels, name: ch}.items()))
-        score = fused * factor(hit.role) * hit.rank.get("history", 1.0)
-        out.append(replace(hit, fused=fused, score=score, channels=channels))
+        out.append(replace(hit, fused=fused, score=fused * factor(hit.role), channels=channels))
     for at, ch in found.values():  # chunks no other channel found
         role = path_role(at.path)
         out.append(
@@ -93,5 +94,5 @@ def add_channel(
                 at.language, {name: ch},
             )
         )  # fmt: skip
-    out.sort(key=lambda h: (-h.score, h.path, h.start_line, h.chunk_id))
+    out.sort(key=order)
     return out

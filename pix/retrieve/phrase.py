@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 from pix.ingest.mask import PLACEHOLDER, mask
 from pix.ingest.redact import may_hold_secret
-from pix.retrieve import lift
+from pix.retrieve import history, lift
 from pix.retrieve.hits import Hit
 from pix.retrieve.route import Route
 from pix.store import codec, phrase_sql, sql
@@ -205,10 +205,11 @@ def find(
     return evidence, reports
 
 
-def phrase_weight(route: Route, priors: bool) -> float:
+def phrase_weight(route: Route, priors: bool, weighed: bool = False) -> float:
     """A weight that lifts every phrase chunk above every chunk (and file) without a phrase
-    (pix.retrieve.lift.above_all), the definition step's channel included when it ran."""
-    return lift.above_all(route.weights, priors)
+    (pix.retrieve.lift.above_all), the definition step's channel included when it ran.
+    `weighed`: the history prior weighs this query."""
+    return lift.above_all(route.weights, priors, weighed)
 
 
 def apply(
@@ -218,11 +219,12 @@ def apply(
     route: Route,
     fusion: str,
     priors: bool,
+    weighed: bool = False,
 ) -> list[Hit]:
     """The fused list with the phrase channel added: chunks holding a phrase gain its
     contribution (those the other channels missed join the list), and the list is ordered again
     the way the retrieval statement orders it (score, path, line, chunk)."""
-    weight = phrase_weight(route, priors)
+    weight = phrase_weight(route, priors, weighed)
     found = {
         key: (
             ev,
@@ -253,7 +255,9 @@ def rank_phrases(
     phrases, evidence, reports = holding(store, snapshot_id, query, paths)
     if not phrases:
         return hits, []
-    return apply(hits, evidence, phrases, route, fusion, priors), [r.describe() for r in reports]
+    weighed = priors and history.applies(query, route.shape)
+    ranked = apply(hits, evidence, phrases, route, fusion, priors, weighed)
+    return ranked, [r.describe() for r in reports]
 
 
 def holding(

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pix.retrieve.hits import Hit, revised
+from pix.retrieve.hits import Hit, order, revised
 from pix.retrieve.search import RRF_K
 
 # The channels with a raw score worth comparing, and how much standing out counts in each. The
@@ -61,10 +61,6 @@ def ceiling(weights: dict[str, float]) -> float:
     standout = sum(weights.get(name, 0.0) * factor for name, factor in STANDOUT.items())
     standout *= STANDOUT_Z_MAX * (RRF_K + 1) / RRF_K
     return (sum(weights.values()) + standout) * FILE_EVIDENCE_MAX
-
-
-def _order(hit: Hit) -> tuple:
-    return (-hit.score, hit.path, hit.start_line, hit.chunk_id)
 
 
 def channel_stats(hits: list[Hit]) -> dict[str, tuple[float, float]]:
@@ -105,7 +101,7 @@ def rescore(hits: list[Hit], fusion: str = "rrf") -> list[Hit]:
                 rank={**hit.rank, "standout": bonus},
             )
         out.append(hit)
-    return sorted(out, key=_order)
+    return sorted(out, key=order)
 
 
 def by_file(hits: list[Hit]) -> list[Hit]:

@@ -7,7 +7,7 @@ import json
 import numpy as np
 
 from pix.ingest.terms import code_terms, hyphenated_names, query_terms
-from pix.retrieve import component, evidence, history, named
+from pix.retrieve import component, evidence, named
 from pix.retrieve.hits import Hit, hits_of_rows
 from pix.retrieve.priors import ROLE_FACTORS, path_role
 from pix.retrieve.route import SQL_CHANNELS, Route
@@ -130,6 +130,4 @@ def search(
         )  # fmt: skip
     if issue is not None and "kinds" in evidence.STEPS and priors:
         hits = evidence.demote_noncode(hits)
-    if priors and history.applies(query, route.shape):
-        hits = history.weigh(store.conn, snapshot_id, hits)
     return hits
