@@ -13,7 +13,7 @@ probe relies on it); the definition and phrase steps lift above the smallest fac
 Measured with bench/history_bench.py (each commit subject weighed by the year of history
 before its own commit; figures in bench/README.md, "eighteenth session"):
 - the 14 language commit sets: mean nDCG@10 / MRR@10 +0.019 / +0.019 with the transformer,
-  +0.019 / +0.018 static-only; no set loses more than 0.010 (fzf static-only), and a steeper
+  +0.016 / +0.016 static-only; no set loses more than 0.008 (fzf static-only), and a steeper
   prior (POWER 0.15, 0.2) costs bash-completion, whose hundreds of files change rarely;
 - questions about how the code works ("how does the router match a path", a symbol's name) are
   left alone: weighed too, the 480 developers' questions lost 0.008 nDCG@10 (tmux's 30 questions
