@@ -185,6 +185,18 @@ def test_query_chunks_and_files(installed):
     assert text.returncode == 0 and "def send_welcome_email" in text.stdout
 
 
+def test_a_change_description_is_weighed_by_history(installed):
+    # The installed index counted each file's commits (migration 008, pix/ingest/history.py):
+    # the repository's one commit, in the year before it.
+    answer = installed.json("query", "Fix the area of a circle", "--file", "--json", "--explain")
+    _validator(answer, "query").validate(answer)
+    assert answer["explain"]["history"] is True
+    assert {r["explain"]["rank"]["commits"] for r in answer["results"]} == {1}
+    question = installed.json("query", "how is the area of a circle computed", "--json",
+                              "--explain")  # fmt: skip
+    assert question["explain"]["history"] is False
+
+
 def test_a_static_only_index_has_the_transformer_read_the_best_candidates(installed, tmp_path):
     # Before the transformer phase, a question's best candidates are read on the spot
     # (pix/retrieve/refine.py): the installed model files do it, from outside the checkout.
