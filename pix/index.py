@@ -349,7 +349,6 @@ def _keyword_phase(
         reasons[reason] = reasons.get(reason, 0) + 1
     reasons = dict(sorted(reasons.items()))
 
-    recent = history.snapshot_counts(conn, listing, row)
     identity = (listing.commit_sha, listing.branch, int(dirty), fingerprint)
     current = {p: (b, s, m) for p, b, s, m in files}
 
@@ -362,6 +361,13 @@ def _keyword_phase(
                 p: (b, s, m) for p, b, s, m in conn.execute(sql.SNAPSHOT_FILES, (latest[0],))
             } and sorted(skipped) == sorted(conn.execute(sql.SNAPSHOT_SKIPPED, (latest[0],)))
         return current == previous and sorted(skipped) == previous_skipped
+
+    # The history counts (a git log, or the last snapshot's at the same commit) are read
+    # before the write, and only for a snapshot that will need them: a re-index that keeps its
+    # counted snapshot (nothing changed: every MCP refresh) reads nothing. Should another pix
+    # change that picture meanwhile, the snapshot stays uncounted until the next index.
+    keeps_counted = bool(row) and unchanged(row) and not history.uncounted(conn, row[0])
+    recent = None if keeps_counted else history.snapshot_counts(conn, listing, row)
 
     with store.write():
         # Decided inside the write: another pix indexing the same tree at once may have just

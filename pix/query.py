@@ -347,19 +347,23 @@ def retrieve(
     hits = rescore(hits, request.fusion)
     reports: list[dict] = []
     names: list[dict] = []
+    # The history prior weighs the final list (below); the lifts must allow for it.
+    weighs = request.priors and history.applies(request.query, r.shape)
     if define.enabled(request.channels, r.shape):
         hits, names, weight = define.rank_definitions(
-            store, snapshot.id, request.query, r, hits, paths, request.fusion, request.priors
-        )
+            store, snapshot.id, request.query, r, hits, paths, request.fusion, request.priors,
+            weighs,
+        )  # fmt: skip
         if weight:  # the phrase step must outrank this channel too
             r = Route(r.shape, {**r.weights, define.CHANNEL: weight})
     if phrase.enabled(request.channels, r.shape):
         hits, reports = phrase.rank_phrases(
-            store, snapshot.id, request.query, r, hits, paths, request.fusion, request.priors
-        )
-    # Last, so that it weighs every chunk once, lifted ones too (their weight allows for it).
+            store, snapshot.id, request.query, r, hits, paths, request.fusion, request.priors,
+            weighs,
+        )  # fmt: skip
+    # Last, so that it weighs every chunk once, lifted ones too.
     weighed = False
-    if request.priors and history.applies(request.query, r.shape):
+    if weighs:
         hits, weighed = history.weigh(store.conn, snapshot.id, hits)
     return Retrieval(snapshot, hits, r, reports, names, weighed)
 

@@ -325,3 +325,20 @@ def test_an_edited_work_tree_keeps_its_commit_counts(repo, tmp_path, embedder, m
         "retry_hot.py": 4, "retry_cold.py": 0, "errors.py": 0, "obsolete.py": 0, "shapes.py": 0,
         "draft.py": 0,
     }  # fmt: skip
+
+
+def test_a_re_index_that_keeps_its_snapshot_reads_no_history(repo, tmp_path, embedder, monkeypatch):
+    """Nothing changed (every MCP refresh): the counted snapshot is kept, nothing is counted."""
+    root, _, _ = repo
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(root), str(clone)], check=True)
+    db = tmp_path / "clone.db"
+    first = index_repository(str(clone), str(db), embedder=embedder)
+
+    def unread(*args):
+        raise AssertionError("the history was read for a kept snapshot")
+
+    monkeypatch.setattr(counting, "snapshot_counts", unread)
+    again = index_repository(str(clone), str(db), embedder=embedder)
+    assert again.snapshot_id == first.snapshot_id
+    assert counts(db)["retry_hot.py"] == 4

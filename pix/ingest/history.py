@@ -44,7 +44,7 @@ def commits(root: Path, *args: str) -> list[tuple[int, list[str]]]:
     for i, raw in enumerate(fields):
         if not raw:
             continue
-        if not fields[i - 1] and i > 0:  # the field after an empty one: a commit's time
+        if i > 0 and not fields[i - 1]:  # the field after an empty one: a commit's time
             out.append((int(raw), []))
             first = True
             continue

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pix.ingest.mask import mask
 from pix.ingest.redact import may_hold_secret
 from pix.ingest.terms import STOPWORDS
-from pix.retrieve import history, lift
+from pix.retrieve import lift
 from pix.retrieve.component import normal_name
 from pix.retrieve.hits import Hit
 from pix.retrieve.route import Route
@@ -244,13 +244,15 @@ def rank_definitions(
     paths: list[str] | None,
     fusion: str,
     priors: bool,
+    weighed: bool = False,
 ) -> tuple[list[Hit], list[dict], float]:
     """The definition step after fusion: the hits reordered, what each name found, and the
-    channel's weight (0 when nothing was lifted: a later step's ceiling counts it)."""
+    channel's weight (0 when nothing was lifted: a later step's ceiling counts it).
+    `weighed`: the history prior will weigh the list."""
     found, reports, alone = defining(store, snapshot_id, query, paths)
     if not found:
         return hits, reports, 0.0
-    weight = definition_weight(route, priors, alone, priors and history.applies(query, route.shape))
+    weight = definition_weight(route, priors, alone, weighed)
     entries = {
         key: (at, lift.entry(weight, fusion, len(at.names), names=sorted(at.names)))
         for key, at in found.items()

@@ -31,6 +31,7 @@ import apsw
 
 from pix.retrieve import route
 from pix.retrieve.hits import Hit, order, revised
+from pix.store import search_sql
 
 CAP = 80
 POWER = 0.1
@@ -45,12 +46,6 @@ CHANGE_VERBS = frozenset(
     respect introduce backport revert rename refactor replace deprecate drop bump correct clean
     cleanup simplify move expose emit warn hide""".split()
 )
-
-RECENT_COMMITS = """
-SELECT path, recent_commits FROM snapshot_file
-WHERE snapshot_id = ? AND recent_commits IS NOT NULL
-  AND path IN (SELECT value FROM json_each(?))
-"""
 
 
 def describes_change(query: str) -> bool:
@@ -77,7 +72,7 @@ def weigh(conn: apsw.Connection, snapshot_id: int, hits: list[Hit]) -> tuple[lis
     `commits`), reordered, and whether any was weighed: not where the snapshot has no counts
     (a folder without git, a database written before migration 008)."""
     paths = json.dumps(sorted({h.path for h in hits}))
-    counts = dict(conn.execute(RECENT_COMMITS, (snapshot_id, paths)).fetchall())
+    counts = dict(conn.execute(search_sql.RECENT_COMMITS_OF_PATHS, (snapshot_id, paths)).fetchall())
     if not counts:
         return hits, False
     out = []

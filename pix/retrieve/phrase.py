@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 from pix.ingest.mask import PLACEHOLDER, mask
 from pix.ingest.redact import may_hold_secret
-from pix.retrieve import history, lift
+from pix.retrieve import lift
 from pix.retrieve.hits import Hit
 from pix.retrieve.route import Route
 from pix.store import codec, phrase_sql, sql
@@ -250,12 +250,13 @@ def rank_phrases(
     paths: list[str] | None,
     fusion: str,
     priors: bool,
+    weighed: bool = False,
 ) -> tuple[list[Hit], list[dict]]:
-    """The phrase step after fusion: the hits reordered, and what each phrase found."""
+    """The phrase step after fusion: the hits reordered, and what each phrase found.
+    `weighed`: the history prior will weigh the list."""
     phrases, evidence, reports = holding(store, snapshot_id, query, paths)
     if not phrases:
         return hits, []
-    weighed = priors and history.applies(query, route.shape)
     ranked = apply(hits, evidence, phrases, route, fusion, priors, weighed)
     return ranked, [r.describe() for r in reports]
 

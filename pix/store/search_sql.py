@@ -260,6 +260,12 @@ SEARCH_RRF_GIVEN_SCOPED = _GIVEN_SCOPED + _RRF + _FUSE
 SEARCH_DBSF_GIVEN_SCOPED = _GIVEN_SCOPED + _DBSF + _FUSE
 
 SNAPSHOT_PATHS = "SELECT path FROM snapshot_file WHERE snapshot_id = ? ORDER BY path"
+# The history prior's counts of the candidates' paths (pix/retrieve/history.py).
+RECENT_COMMITS_OF_PATHS = """
+SELECT path, recent_commits FROM snapshot_file
+WHERE snapshot_id = ? AND recent_commits IS NOT NULL
+  AND path IN (SELECT value FROM json_each(?))
+"""
 BLOB_CONTENT = "SELECT content, text_size FROM blob WHERE sha = ?"
 NEWEST_WORKTREE_SNAPSHOT = """
 SELECT id, kind, root, commit_sha, branch, dirty, created_at FROM snapshot
