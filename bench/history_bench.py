@@ -9,9 +9,10 @@ development databases are built from one-commit snapshots (bench/devcorpora.py),
 history, so this bench writes the counts itself, into a copy of each cached database (devbench
 builds them; a missing one is named and its set skipped), then asks pix (file mode, top 10)
 without the prior and with it, in one process, and prints nDCG@10 / MRR@10 (Acc@1 / Acc@5 too
-for issueloc), each variant's difference in brackets. `--powers` and `--caps` add variants of
-pix/retrieve/history.py's POWER and CAP; `--issues` one that weighs issue reports too, which
-pix does not:
+for issueloc, each repository's reports and all of them), each variant's difference in
+brackets. `--powers` and `--caps` add variants of
+pix/retrieve/history.py's POWER and CAP; `--issues` one that weighs every file of an issue
+report, the first too, which pix does not (KEEPS_FIRST):
 
 - a commit set (`lang`: the 14 language sets; or one set's name) asks each commit subject with
   the counts of the commits before that commit, from the repository's mirror: what the prior
@@ -93,43 +94,43 @@ def write_counts(conn: apsw.Connection, snapshot_id: int, counts: Counter[str]) 
         counting.store_counts(conn, snapshot_id, counts)
 
 
-Variant = tuple[str, float, int, bool]  # label, POWER, CAP, weigh issue reports too
+Variant = tuple[str, float, int, bool]  # label, POWER, CAP, weigh an issue's first file too
 
 
 def variants(powers: str, caps: str, issues: bool) -> list[Variant]:
-    """pix as it ships, then any other POWER x CAP (and the prior on issue reports)."""
+    """pix as it ships, then any other POWER x CAP (and every file of an issue weighed)."""
     out = [("with", history.POWER, history.CAP, False)]
     for power in [float(p) for p in powers.split(",") if p]:
         for cap in [int(c) for c in caps.split(",") if c] or [history.CAP]:
             if (power, cap) != (history.POWER, history.CAP):
                 out.append((f"power {power} cap {cap}", power, cap, False))
     if issues:
-        out.append(("with, issue reports too", history.POWER, history.CAP, True))
+        out.append(("with, an issue's first file too", history.POWER, history.CAP, True))
     return out
 
 
 @contextmanager
-def prior(power: float | None, cap: int = history.CAP, issues: bool = False) -> Iterator[None]:
-    """pix.retrieve.history as one variant has it (power None: off)."""
-    saved = history.POWER, history.CAP, history.applies
-    shipped = history.applies
+def prior(power: float | None, cap: int = history.CAP, first: bool = False) -> Iterator[None]:
+    """pix.retrieve.history as one variant has it (power None: off; `first`: an issue
+    report's first file weighed too)."""
+    saved = history.POWER, history.CAP, history.applies, history.KEEPS_FIRST
     if power is None:
         history.applies = lambda query, shape: False
-    elif issues:
-        history.applies = lambda query, shape: shape == "issue" or shipped(query, shape)
+    if first:
+        history.KEEPS_FIRST = frozenset()
     history.POWER, history.CAP = (power, cap) if power is not None else saved[:2]
     try:
         yield
     finally:
-        history.POWER, history.CAP, history.applies = saved
+        history.POWER, history.CAP, history.applies, history.KEEPS_FIRST = saved
 
 
 def ask(engine: QueryEngine, query: str, todo: list[Variant], **options) -> list[list[str]]:
     """pix's first 10 files without the prior, then under each variant."""
     with prior(None):
         out = [rank_files(engine, query, **options)]
-    for _, power, cap, issues in todo:
-        with prior(power, cap, issues):
+    for _, power, cap, first in todo:
+        with prior(power, cap, first):
             out.append(rank_files(engine, query, **options))
     return out
 
@@ -245,7 +246,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--powers", default="", help="other POWERs to try, comma-separated")
     parser.add_argument("--caps", default="", help="other CAPs to try, comma-separated")
     parser.add_argument(
-        "--issues", action="store_true", help="also try the prior on issue reports (not shipped)"
+        "--issues", action="store_true", help="weigh an issue's first file too (not shipped)"
     )
     parser.add_argument("--speed", action="store_true", help="time the counting, then stop")
     parser.add_argument(
@@ -271,6 +272,7 @@ def main(argv: list[str] | None = None) -> None:
     per_set: list[list[dict]] = []
     questions: list[list] = [[] for _ in labels]
     issues: list[list] = [[] for _ in labels]
+    repos: list[tuple[str, dict]] = []
     for name in names:
         if name == "issueloc":
             for short in ISSUELOC_REPOS:
@@ -278,6 +280,7 @@ def main(argv: list[str] | None = None) -> None:
                 if got:
                     for pooled, run in zip(issues, got, strict=True):
                         pooled.extend(run)
+                    repos.append((f"issueloc {short} ({len(got[0])})", cells(got, labels, True)))
                     print(f"  issueloc {short}: {len(got[0])} issues", file=sys.stderr)
             continue
         got = commit_set(name, variant, todo, [args.channel] if args.channel else None)
@@ -299,6 +302,7 @@ def main(argv: list[str] | None = None) -> None:
     if questions[0]:
         rows.append((f"developers' questions ({len(questions[0])})", cells(questions, labels)))
     if issues[0]:
+        rows += repos
         rows.append((f"issueloc ({len(issues[0])} issues)", cells(issues, labels, acc=True)))
     tier = "static-only" if variant else "transformer"
     title = f"the history prior, file mode, nDCG@10 / MRR@10 ({tier})"

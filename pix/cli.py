@@ -234,7 +234,7 @@ def query(
         typer.Option(
             "--no-priors",
             help="Do not demote tests/docs/examples/vendored/config, nor weigh a change "
-            "description by each file's commits of the past year.",
+            "description or an issue report by each file's commits of the past year.",
         ),
     ] = False,
     channel: Annotated[

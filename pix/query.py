@@ -364,7 +364,7 @@ def retrieve(
     # Last, so that it weighs every chunk once, lifted ones too.
     weighed = False
     if weighs:
-        hits, weighed = history.weigh(store.conn, snapshot.id, hits)
+        hits, weighed = history.weigh(store.conn, snapshot.id, hits, r.shape)
     return Retrieval(snapshot, hits, r, reports, names, weighed)
 
 

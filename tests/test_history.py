@@ -29,7 +29,7 @@ from conftest import GEOMETRY, GIT_ENV, pix, pix_json, write
 from pix.index import index_repository
 from pix.ingest import history as counting
 from pix.query import QueryEngine, QueryRequest
-from pix.retrieve import history, lift
+from pix.retrieve import history, lift, route
 
 SCHEMA = json.loads(
     (Path(__file__).resolve().parents[1] / "schema" / "query-response.v2.json").read_text()
@@ -159,6 +159,39 @@ def test_a_change_description_weighs_files_by_their_history(repo):
     assert all("history" not in r["explain"]["rank"] for r in question["results"])
     for answer in (with_prior, question):
         jsonschema.validate(answer, SCHEMA)
+
+
+REPORT = """Retry with backoff waits far too long between attempts
+
+When the server is down, `retry_with_backoff` keeps sleeping longer and longer:
+
+```
+Traceback (most recent call last):
+  File "client.py", line 3, in <module>
+    retry_with_backoff(fetch)
+ConnectionError: [Errno 111] Connection refused
+```
+
+I expected it to give up after a few seconds.
+"""
+
+
+def test_an_issue_report_keeps_its_first_file_and_weighs_the_rest(repo, monkeypatch):
+    """The two copies of the loop tie, and the path puts retry_cold.py (no commit this year)
+    first: a report's first file is not weighed, so it stays first; every other file is."""
+    root, db, _ = repo
+    assert route.shape_of(REPORT) == "issue"
+    answer = ask(db, root, REPORT)
+    jsonschema.validate(answer, SCHEMA)
+    assert answer["explain"]["history"] is True
+    first, *rest = answer["results"]
+    assert first["file"] == "retry_cold.py" and "history" not in first["explain"]["rank"]
+    by_file = {r["file"]: r["explain"]["rank"] for r in rest}
+    assert by_file["retry_hot.py"]["history"] == pytest.approx(history.factor(4), abs=1e-6)
+    assert all(rank["history"] < 1.0 for rank in by_file.values())
+    # Every file weighed, the recently changed copy would have taken the first place.
+    monkeypatch.setattr(history, "KEEPS_FIRST", frozenset())
+    assert ask(db, root, REPORT)["results"][0]["file"] == "retry_hot.py"
 
 
 def test_no_priors_turns_the_history_prior_off(repo):

@@ -37,14 +37,15 @@ def test_the_counts_of_a_day_hold_only_the_year_before_it(tmp_path):
 
 
 def test_a_variant_is_undone_after_it_is_asked():
-    shipped = history.POWER, history.CAP, history.applies
+    shipped = history.POWER, history.CAP, history.applies, history.KEEPS_FIRST
     change, question = "Fix the retry delay", "how is the retry delay computed"
     with history_bench.prior(None):
         assert not history.applies(change, "question")
-    with history_bench.prior(0.3, 7, issues=True):
-        assert (history.POWER, history.CAP) == (0.3, 7)
+        assert not history.applies("a long report", "issue")
+    with history_bench.prior(0.3, 7, first=True):
+        assert (history.POWER, history.CAP, history.KEEPS_FIRST) == (0.3, 7, frozenset())
         assert history.applies("a long report", "issue") and history.applies(change, "question")
         assert not history.applies(question, "question")
-    assert (history.POWER, history.CAP, history.applies) == shipped
+    assert (history.POWER, history.CAP, history.applies, history.KEEPS_FIRST) == shipped
     labels = [label for label, *_ in history_bench.variants("0.1", "20", True)]
-    assert labels == ["with", "power 0.1 cap 20", "with, issue reports too"]
+    assert labels == ["with", "power 0.1 cap 20", "with, an issue's first file too"]
