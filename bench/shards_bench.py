@@ -3,6 +3,7 @@
     python -m bench.shards_bench [--mirrors DIR] [--queries N] [--latency N] [--threads 1,2]
                                  [--sizes 1,5,10,20] [--depths 100] [--mixes B:G:L,..]
                                  [--breadths 5,6,8] [--skip N] [--no-quality] [--no-latency]
+                                 [--history]
 
 The workspace is the 20 repositories with commit sets: the 14 language sets of bench/devsets,
 the shared requests and click sets, and the four `commitloc-shards` Python sets (pytest,
@@ -45,20 +46,34 @@ Tables (stdout; progress on stderr):
   the routing table: the questions grouped by where their own repository's factor stood (the
   largest; at least half the largest; a tenth to half; below a tenth), with MRR@10 alone and
   as shipped pooled over each group. It says where the gap to asking alone comes from.
+
+`--history` asks with the history prior's counts (pix/retrieve/history.py), which the cached
+databases lack (one-commit snapshots): every shard is a scratch copy holding the counts of the
+year before its pinned commit, as `pix index` writes them, and while a repository's own
+questions are asked its counts are those of the year before each question's own commit (as
+bench/history_bench.py does), so that no question is weighed by the commit that answers it.
+requests and click (release archives) have no history and stay uncounted. Quality only.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import datetime
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
+import apsw
+
 from bench import corpora, devcorpora, devsets, metrics, quality
+from bench.history_bench import Log, write_counts
 from pix.index import index_repository
 from pix.mcp import WORKSPACE_FRESH_SECONDS
-from pix.query import QueryRequest
+from pix.query import QueryEngine, QueryRequest
 from pix.retrieve.search import DEPTH
 from pix.shard_factors import SHARD_BETA, SHARD_GAMMA, SHARD_LAMBDA, shard_factors
 from pix.shard_probe import BREADTH, PROBE_FACTOR, probe, to_rank
@@ -121,6 +136,54 @@ def _cached(name: str) -> Path:
             f"{db} is missing: run `python -m bench.devbench --sets all --reuse --static-only`"
         )
     return db
+
+
+class History:
+    """The shards' commit counts (`--history`): scratch copies of the databases, each counted
+    as of its pinned commit, and a repository's counts moved to a question's own day while
+    its questions are asked."""
+
+    def __init__(self, sets: list[tuple[Shard, list[dict]]]) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="pix-shards-history-")
+        self.logs: dict[str, tuple[Log, int]] = {}
+        self.conns: dict[str, apsw.Connection] = {}
+        self.sets = []
+        for shard, qs in sets:
+            db = Path(self._tmp.name) / shard.db.name
+            shutil.copyfile(shard.db, db)
+            self.sets.append((dataclasses.replace(shard, db=db), qs))
+            if shard.name in SHARED:
+                continue
+            meta, _ = devsets.load_set(shard.name)
+            log_ = Log(devcorpora.mirror(meta["repo"]), meta["pinned_commit"])
+            # Opened by pix first: a database cached before migration 008 gains its column.
+            QueryEngine(db=str(db), cwd=str(shard.root)).close()
+            conn = apsw.Connection(str(db))
+            conn.set_busy_timeout(10_000)
+            self.logs[shard.name] = (log_, log_.times[-1] + 1)
+            self.conns[shard.name] = conn
+            self.pinned(shard.name)
+
+    def _write(self, name: str, before: int) -> None:
+        conn = self.conns[name]
+        (snapshot_id,) = conn.execute("SELECT max(id) FROM snapshot").fetchone()
+        write_counts(conn, snapshot_id, self.logs[name][0].counts(before))
+
+    def pinned(self, name: str) -> None:
+        """The counts `pix index` writes at the pinned commit."""
+        if name in self.logs:
+            self._write(name, self.logs[name][1])
+
+    def asked(self, name: str, query: dict) -> None:
+        """The counts of the year before the question's own commit."""
+        if name in self.logs and query.get("date"):
+            when = datetime.datetime.fromisoformat(query["date"]).timestamp()
+            self._write(name, int(when))
+
+    def close(self) -> None:
+        for conn in self.conns.values():
+            conn.close()
+        self._tmp.cleanup()
 
 
 def mix(text: str) -> tuple[float, float, float]:
@@ -207,6 +270,7 @@ def quality_rows(
     depths: list[int],
     skip: int = 0,
     breadths: tuple[int, ...] = (),
+    history: History | None = None,
 ) -> list[tuple]:
     workspace = Workspace(None, tuple(shard for shard, _ in sets))
     shards = ShardSet(workspace, threads=2, breadth=None)
@@ -222,6 +286,8 @@ def quality_rows(
         narrow: dict[int, list] = {k: [] for k in breadths}
         t0 = time.perf_counter()
         for q in qs[skip : skip + per_set]:
+            if history:
+                history.asked(shard.name, q)
             gold = [f"{shard.name}/{g}" for g in q["gold_files"]]
             own = quality.rank_files(engine, q["query"])
             alone.append(([f"{shard.name}/{f}" for f in own], gold))
@@ -246,6 +312,8 @@ def quality_rows(
                 answers = few.map(workspace.shards, lambda e, req=req: shard_ranking(e, req))
                 merged = merge(answers, order, 10)
                 shallow[d].append(([f"{n}/{h.path}" for n, h, _ in merged], gold))
+        if history:
+            history.pinned(shard.name)
         m_alone = metrics.evaluate(alone)
         row = [shard.name, len(alone), m_alone["mrr@10"], m_alone["ndcg@10"]]
         for beta in betas:
@@ -343,9 +411,18 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--no-quality", action="store_true")
     parser.add_argument("--no-latency", action="store_true")
+    parser.add_argument(
+        "--history", action="store_true", help="ask with each repository's commit counts"
+    )
     args = parser.parse_args(argv)
+    if args.history and not args.no_latency:
+        parser.error("--history measures quality: add --no-latency")
     devcorpora.set_mirrors(args.mirrors)
     sets = shard_sets()
+    history = History(sets) if args.history else None
+    if history:
+        sets = history.sets
+        print("With the history prior's counts (--history).\n")
     depths = [int(d) for d in args.depths.split(",") if d and int(d) != DEPTH]
     log(f"workspace: {', '.join(s.name for s, _ in sets)}")
     print("Static-only databases (words, names, static tier; no transformer vectors).\n")
@@ -377,7 +454,7 @@ def main(argv: list[str] | None = None) -> None:
     if not args.no_quality:
         betas = [mix(m) for m in args.mixes.split(",")]
         breadths = tuple(int(k) for k in args.breadths.split(",") if k)
-        rows, routed = quality_rows(sets, args.queries, betas, depths, args.skip, breadths)
+        rows, routed = quality_rows(sets, args.queries, betas, depths, args.skip, breadths, history)
         default = (SHARD_BETA, SHARD_GAMMA, SHARD_LAMBDA)
         head = "| repository | queries | alone MRR@10 | alone nDCG@10 |"
         head += "".join(
@@ -416,6 +493,8 @@ def main(argv: list[str] | None = None) -> None:
                     f"{min(r[col] - r[at] for r in rows):+.3f} to "
                     f"{max(r[col] - r[at] for r in rows):+.3f}"
                 )
+    if history:
+        history.close()
 
 
 if __name__ == "__main__":
