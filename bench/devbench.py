@@ -203,18 +203,32 @@ def refresh_static_tier(db: Path) -> None:
 
 
 def indexed_commits(db: Path) -> set[str]:
-    """The commits a cached database already holds a snapshot of: with --reuse, indexing them
-    again only re-walks their trees (sphinx's 41 base commits: 9 minutes for no new chunk)."""
+    """The commits a cached database already holds a counted snapshot of: with --reuse,
+    indexing them again only re-walks their trees (sphinx's 41 base commits: 9 minutes for no
+    new chunk). A snapshot cached before migration 008 is indexed again once: `pix index` then
+    writes its history counts (pix/ingest/history.py), which the prior weighs issue reports by."""
     if not db.exists():
         return set()
     import apsw
 
     conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
     try:
-        rows = conn.execute("SELECT commit_sha FROM snapshot WHERE kind = 'commit'").fetchall()
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(snapshot_file)")}
+        if "recent_commits" not in columns:
+            return set()
+        rows = conn.execute(COUNTED_COMMITS).fetchall()
     finally:
         conn.close()
     return {sha for (sha,) in rows}
+
+
+COUNTED_COMMITS = """
+SELECT commit_sha FROM snapshot
+WHERE kind = 'commit'
+  AND NOT EXISTS (
+    SELECT 1 FROM snapshot_file AS f WHERE f.snapshot_id = snapshot.id AND f.recent_commits IS NULL
+  )
+"""
 
 
 def rank_pix(engine: QueryEngine, query: str, at: str | None = None, **options) -> list[str]:

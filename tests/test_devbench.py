@@ -4,9 +4,12 @@ their own it builds those of the repositories they ask."""
 
 from __future__ import annotations
 
+import apsw
 import pytest
+from conftest import commit, git, new_repo, write
 
 from bench import devbench, devsets
+from pix.index import index_repository
 
 
 def test_build_only_needs_reuse(capsys):
@@ -27,3 +30,26 @@ def test_sets_without_a_database_need_those_of_the_repositories_they_ask():
     both = devbench.needed(["tmux", "exact", "questions", "cosqa"])
     assert both[0] == "tmux" and both[-1] == "cosqa"
     assert both.count("tmux") == 1 and set(questions) <= set(both)
+
+
+def test_a_cached_commit_snapshot_without_counts_is_indexed_again(tmp_path):
+    """--reuse skips the commits a cached database holds, but not one written before the
+    history counts (migration 008): indexed again, it is counted, and skipped from then on."""
+    repo = new_repo(tmp_path / "repo", {"a.py": "A = 1\n"})
+    first = git(repo, "rev-parse", "HEAD")
+    write(repo, {"a.py": "A = 2\n"})
+    second = commit(repo)
+    db = tmp_path / "cached.db"
+    for sha in (first, second):
+        index_repository(str(repo), str(db), at=sha, embed=False)
+    assert devbench.indexed_commits(db) == {first, second}
+    conn = apsw.Connection(str(db))
+    conn.execute(
+        "UPDATE snapshot_file SET recent_commits = NULL WHERE snapshot_id = "
+        "(SELECT id FROM snapshot WHERE commit_sha = ?)",
+        (first,),
+    )
+    conn.close()
+    assert devbench.indexed_commits(db) == {second}
+    index_repository(str(repo), str(db), at=first, embed=False)
+    assert devbench.indexed_commits(db) == {first, second}
