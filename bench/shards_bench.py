@@ -175,10 +175,12 @@ class History:
             self._write(name, self.logs[name][1])
 
     def asked(self, name: str, query: dict) -> None:
-        """The counts of the year before the question's own commit."""
-        if name in self.logs and query.get("date"):
-            when = datetime.datetime.fromisoformat(query["date"]).timestamp()
-            self._write(name, int(when))
+        """The counts of the year before the question's own commit (without a date: the
+        pinned commit's)."""
+        if name in self.logs:
+            when = query.get("date")
+            before = datetime.datetime.fromisoformat(when).timestamp() if when else None
+            self._write(name, int(before) if before else self.logs[name][1])
 
     def close(self) -> None:
         for conn in self.conns.values():

@@ -30,6 +30,8 @@ from pix.index import index_repository
 from pix.ingest import history as counting
 from pix.query import QueryEngine, QueryRequest
 from pix.retrieve import history, lift, route
+from pix.retrieve.hits import Hit, order
+from pix.retrieve.rank import by_file
 
 SCHEMA = json.loads(
     (Path(__file__).resolve().parents[1] / "schema" / "query-response.v2.json").read_text()
@@ -192,6 +194,32 @@ def test_an_issue_report_keeps_its_first_file_and_weighs_the_rest(repo, monkeypa
     # Every file weighed, the recently changed copy would have taken the first place.
     monkeypatch.setattr(history, "KEEPS_FIRST", frozenset())
     assert ask(db, root, REPORT)["results"][0]["file"] == "retry_hot.py"
+
+
+def _hit(path: str, chunk_id: int, score: float) -> Hit:
+    return Hit(path, chunk_id, "sha", 1, 2, "code", None, score, score, "source", "python", {})
+
+
+def test_a_report_is_left_unweighed_rather_than_lose_its_first_file(repo, monkeypatch):
+    """File mode adds a file's further chunks above the weakest candidate's score; weighing
+    lowers that score, so retry_hot.py (factor 1.0 at CAP 4, five chunks) would pass
+    errors.py (one chunk, kept). The report is then left as it was."""
+    root, db, _ = repo
+    monkeypatch.setattr(history, "CAP", 4)
+    conn = apsw.Connection(str(db))
+    (snapshot_id,) = conn.execute("SELECT max(id) FROM snapshot WHERE kind != 'commit'").fetchone()
+    hot = [_hit("retry_hot.py", 10 + n, s) for n, s in enumerate((0.99, 0.2, 0.2, 0.2, 0.2))]
+    hits = sorted([_hit("errors.py", 1, 1.0), *hot, _hit("obsolete.py", 2, 0.19)], key=order)
+    assert by_file(hits)[0].path == "errors.py"
+    try:
+        assert history.weigh(conn, snapshot_id, hits, "issue") == (hits, False)
+        # Without the weakest candidate the floor stays: weighed, errors.py still first.
+        fewer = [h for h in hits if h.path != "obsolete.py"]
+        weighed, done = history.weigh(conn, snapshot_id, fewer, "issue")
+        assert done and by_file(weighed)[0].path == "errors.py"
+        assert "history" not in weighed[0].rank and weighed[1].rank["commits"] == 4
+    finally:
+        conn.close()
 
 
 def test_no_priors_turns_the_history_prior_off(repo):

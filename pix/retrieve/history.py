@@ -12,7 +12,8 @@ probe relies on it); the definition and phrase steps lift above the smallest fac
 
 An issue report is weighed too, all but its first file: the report's own evidence (paths,
 stack frames, names) places that file more surely than the history does, and the prior only
-orders the candidates behind it.
+orders the candidates behind it. In a workspace each repository's own first file is kept, as
+each shard is ranked on its own (pix/shards.py).
 
 Measured with bench/history_bench.py (each commit subject weighed by the year of history
 before its own commit; figures in bench/README.md, "eighteenth session" and "nineteenth
@@ -84,13 +85,17 @@ def weigh(
     """`hits` with each score times its file's factor (rank: `history`, the factor, and
     `commits`), reordered, and whether any was weighed: not where the snapshot has no counts
     (a folder without git, a database written before migration 008). For a shape in
-    KEEPS_FIRST the file that file mode would rank first keeps its hits' scores."""
+    KEEPS_FIRST the file that file mode ranks first keeps its hits' scores, and stays first:
+    file mode adds each file's further chunks above the weakest candidate's score, which
+    weighing lowers, so a file with more chunks could pass it; the hits are then left as they
+    were."""
     paths = json.dumps(sorted({h.path for h in hits}))
     counts = dict(conn.execute(search_sql.RECENT_COMMITS_OF_PATHS, (snapshot_id, paths)).fetchall())
     if not counts:
         return hits, False
     kept = by_file(hits)[0].path if shape in KEEPS_FIRST and hits else None
     out = []
+    weighed = False
     for hit in hits:
         commits = counts.get(hit.path)
         if commits is None or hit.path == kept:
@@ -100,4 +105,8 @@ def weigh(
         out.append(
             revised(hit, score=hit.score * f, rank={**hit.rank, "history": f, "commits": commits})
         )
-    return sorted(out, key=order), True
+        weighed = True
+    out.sort(key=order)
+    if kept is not None and weighed and by_file(out)[0].path != kept:
+        return hits, False
+    return out, weighed
