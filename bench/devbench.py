@@ -54,6 +54,7 @@ from pix.retrieve.phrase import CHANNEL as PHRASE
 from pix.retrieve.route import CHANNELS
 from pix.static_tier import embed_static, forget_other_static_table
 from pix.store import open_store
+from pix.store.sql import SNAPSHOT_COUNTS
 
 SNAPSHOTS = "SELECT id FROM snapshot ORDER BY id"
 # Every channel but the phrase step (pix.retrieve.phrase): what the phrase step adds; and
@@ -167,9 +168,12 @@ def build_db(name: str, root: Path, run: Run, embed: bool, commits: list[str] | 
     db = run.folder / f"{name}.db" if not run.reuse else devcorpora.database(name, run.variant)
     t0 = time.perf_counter()
     chunks = 0
-    todo = [sha for sha in commits or [None] if sha is None or sha not in indexed_commits(db)]
-    if embed and commits and not todo:
-        todo = commits[-1:]  # indexing any commit embeds every chunk still waiting
+    done = indexed_commits(db)
+    todo = [sha for sha in commits or [None] if sha is None or sha not in done]
+    # `pix index --at` embeds the chunks of that commit's snapshot, not every snapshot's: a
+    # commit whose snapshot still has chunks without a transformer vector is indexed again.
+    waiting = embedded_short(db) if embed and commits else set()
+    todo += [sha for sha in commits or [] if sha in waiting and sha not in todo]
     # A new cached database takes the vectors other indexers' databases of the corpus hold
     # for the same inputs before the transformer runs (devcorpora.seed_vectors).
     seed = embed and run.reuse and not db.exists()
@@ -179,7 +183,8 @@ def build_db(name: str, root: Path, run: Run, embed: bool, commits: list[str] | 
     if seed and todo:
         seeded = devcorpora.seed_vectors(db, db.name)
         log(f"  {name}: {seeded} chunks took the vectors of cached databases for their inputs")
-        index_repository(str(root), str(db), at=todo[-1], embed=True)
+        for sha in todo:  # each commit's snapshot embeds its own chunks still waiting
+            index_repository(str(root), str(db), at=sha, embed=True)
     if not todo:
         refresh_static_tier(db)
     tier = "embedded" if embed else "static tier, no transformer"
@@ -220,6 +225,23 @@ def indexed_commits(db: Path) -> set[str]:
     finally:
         conn.close()
     return {sha for (sha,) in rows}
+
+
+def embedded_short(db: Path) -> set[str]:
+    """The commits whose snapshot in a cached database has chunks without a transformer
+    vector."""
+    if not db.exists():
+        return set()
+    with open_store(db, create=False) as store:
+        rows = store.conn.execute("SELECT id, commit_sha FROM snapshot WHERE kind = 'commit'")
+        out = set()
+        for snapshot_id, sha in rows.fetchall():
+            chunks, embedded, _ = store.conn.execute(
+                SNAPSHOT_COUNTS, {"snapshot": snapshot_id}
+            ).fetchone()
+            if embedded < chunks:
+                out.add(sha)
+    return out
 
 
 COUNTED_COMMITS = """
