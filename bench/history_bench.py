@@ -68,6 +68,14 @@ class Log:
         commits = sorted(counting.commits(git_dir, rev), key=lambda c: c[0])
         self.times = [t for t, _ in commits]
         self.paths = [p for _, p in commits]
+        self.pinned = self.times[-1] + 1  # just after `rev`: what `pix index` counts there
+
+    def asked(self, query: dict) -> Counter[str]:
+        """The counts a question is asked with: of the year before its own commit (its
+        `date`), or, undated, the pinned commit's."""
+        when = query.get("date")
+        return self.counts(int(datetime.datetime.fromisoformat(when).timestamp()) if when
+                           else self.pinned)  # fmt: skip
 
     def counts(self, before: int) -> Counter[str]:
         """Path -> commits in the window before `before` (unix seconds), not at it."""
@@ -148,7 +156,6 @@ def commit_set(
         return None
     meta, _ = devsets.load_set(name.removeprefix("q:"))
     log = Log(devcorpora.mirror(meta["repo"]), meta["pinned_commit"])
-    pinned = log.times[-1] + 1
     runs: list[list] = [[] for _ in range(len(todo) + 1)]
     with copied(db) as scratch:
         # Opened by pix first: a database cached before migration 008 gains its column.
@@ -157,9 +164,7 @@ def commit_set(
         conn.set_busy_timeout(10_000)
         (snapshot_id,) = conn.execute("SELECT max(id) FROM snapshot").fetchone()
         for q in qs:
-            when = q.get("date")
-            asked = int(datetime.datetime.fromisoformat(when).timestamp()) if when else pinned
-            write_counts(conn, snapshot_id, log.counts(asked))
+            write_counts(conn, snapshot_id, log.asked(q))
             answers = ask(engine, q["query"], todo, channels=channels)
             for run, ranked in zip(runs, answers, strict=True):
                 run.append((ranked, q["gold_files"]))

@@ -59,12 +59,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import datetime
 import shutil
 import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import apsw
@@ -145,7 +145,7 @@ class History:
 
     def __init__(self, sets: list[tuple[Shard, list[dict]]]) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="pix-shards-history-")
-        self.logs: dict[str, tuple[Log, int]] = {}
+        self.logs: dict[str, Log] = {}
         self.conns: dict[str, apsw.Connection] = {}
         self.sets = []
         for shard, qs in sets:
@@ -155,32 +155,28 @@ class History:
             if shard.name in SHARED:
                 continue
             meta, _ = devsets.load_set(shard.name)
-            log_ = Log(devcorpora.mirror(meta["repo"]), meta["pinned_commit"])
+            self.logs[shard.name] = Log(devcorpora.mirror(meta["repo"]), meta["pinned_commit"])
             # Opened by pix first: a database cached before migration 008 gains its column.
             QueryEngine(db=str(db), cwd=str(shard.root)).close()
             conn = apsw.Connection(str(db))
             conn.set_busy_timeout(10_000)
-            self.logs[shard.name] = (log_, log_.times[-1] + 1)
             self.conns[shard.name] = conn
             self.pinned(shard.name)
 
-    def _write(self, name: str, before: int) -> None:
+    def _write(self, name: str, counts: Counter[str]) -> None:
         conn = self.conns[name]
         (snapshot_id,) = conn.execute("SELECT max(id) FROM snapshot").fetchone()
-        write_counts(conn, snapshot_id, self.logs[name][0].counts(before))
+        write_counts(conn, snapshot_id, counts)
 
     def pinned(self, name: str) -> None:
         """The counts `pix index` writes at the pinned commit."""
         if name in self.logs:
-            self._write(name, self.logs[name][1])
+            self._write(name, self.logs[name].counts(self.logs[name].pinned))
 
     def asked(self, name: str, query: dict) -> None:
-        """The counts of the year before the question's own commit (without a date: the
-        pinned commit's)."""
+        """The counts of the year before the question's own commit (history_bench.Log.asked)."""
         if name in self.logs:
-            when = query.get("date")
-            before = datetime.datetime.fromisoformat(when).timestamp() if when else None
-            self._write(name, int(before) if before else self.logs[name][1])
+            self._write(name, self.logs[name].asked(query))
 
     def close(self) -> None:
         for conn in self.conns.values():

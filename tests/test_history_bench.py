@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 import subprocess
 from pathlib import Path
@@ -34,6 +35,10 @@ def test_the_counts_of_a_day_hold_only_the_year_before_it(tmp_path):
     assert log.counts(NOW - 100 * DAY) == {"a.py": 2}  # 300 and 200; not 100 itself, not 500
     assert log.counts(NOW - 100 * DAY + 1) == {"a.py": 3, "b.py": 1}
     assert log.counts(NOW + 400 * DAY) == {}
+    # A question is asked with the year before its own commit; undated, the pinned commit's.
+    day100 = datetime.datetime.fromtimestamp(NOW - 100 * DAY, datetime.UTC).isoformat()
+    assert log.asked({"date": day100}) == {"a.py": 2}
+    assert log.asked({}) == {"a.py": 3, "b.py": 1}
 
 
 def test_a_variant_is_undone_after_it_is_asked():
