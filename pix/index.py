@@ -62,6 +62,14 @@ def locate(path: str | None = None, db: str | None = None) -> Target:
     return Target(root, top is not None, db_path)
 
 
+def stored_path(path: str) -> str:
+    """A path as the database stores it, UTF-8 text. git and the file system hand pix a name
+    that is not UTF-8 with its bytes as surrogate escapes, which SQLite cannot store: such a
+    name is written with \\x escapes (`caf\\xe9.py`) and its file skipped as unreadable, so
+    one odd name does not stop the index of the whole tree."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def excluded_paths(target: Target) -> frozenset[str]:
     """The database's own files (and those of its --rebuild), when it lives inside the tree
     under a custom name."""
@@ -281,7 +289,9 @@ def _keyword_phase(
         return row[0] if row else None
 
     for entry in listing.entries:
-        if entry.symlink:
+        if (shown := stored_path(entry.path)) != entry.path:
+            skipped.append((shown, "unreadable", entry.size, entry.mtime_ns))
+        elif entry.symlink:
             skipped.append((entry.path, "symlink", entry.size, entry.mtime_ns))
         elif entry.size > max_bytes:
             skipped.append((entry.path, "too_large", entry.size, entry.mtime_ns))

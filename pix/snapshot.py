@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pix.errors import NotIndexedError, UsageError
-from pix.index import Target, excluded_paths
+from pix.index import Target, excluded_paths, stored_path
 from pix.ingest import scan
 from pix.store import search_sql, sql
 from pix.store.db import Store
@@ -116,4 +116,5 @@ def changed_files(store: Store, target: Target, snapshot: Snapshot) -> list[str]
         now = scan.worktree_stats(root, then, excluded)
     else:
         now = {e.path: (e.size, e.mtime_ns) for e in scan.list_folder(root, excluded).entries}
+    now = {stored_path(path): stat for path, stat in now.items()}
     return sorted(p for p in now.keys() | then.keys() if now.get(p) != then.get(p))

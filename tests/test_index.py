@@ -185,6 +185,29 @@ def test_symlinks_are_not_followed(make_repo, index, tmp_path):
     assert not rows(db, "SELECT 1 FROM chunk_text WHERE text LIKE '%SECRET_OUTSIDE%'")
 
 
+def test_a_name_that_is_not_utf8_is_skipped_and_the_rest_indexed(make_repo, index, tmp_path):
+    # git and the file system give such a name as bytes SQLite cannot store as text: the file
+    # is skipped as unreadable under its name with \\x escapes, never the whole tree.
+    repo = make_repo({"ok.py": "KEPT_NAME = 1\n"})
+    (Path(os.fsdecode(os.fsencode(repo) + b"/caf\xe9.py"))).write_text("HIDDEN_NAME = 2\n")
+    commit(repo)
+    report = index(repo)
+    assert report.files == 1 and report.skipped == {"unreadable": 1}
+    db = repo / ".pix.db"
+    assert rows(db, "SELECT path, reason FROM skipped") == [("caf\\xe9.py", "unreadable")]
+    code, out, _ = pix_json("query", "KEPT_NAME", "--json", cwd=repo)
+    assert code == 0 and out["results"][0]["path"] == "ok.py"
+    assert out["warnings"] == []  # the skipped name reads as unchanged, not as a change
+    at = index(repo, at=git(repo, "rev-parse", "HEAD"))
+    assert at.files == 1 and at.skipped == {"unreadable": 1}
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    (Path(os.fsdecode(os.fsencode(folder) + b"/caf\xe9.py"))).write_text("HIDDEN_NAME = 2\n")
+    (folder / "ok.py").write_text("KEPT_NAME = 1\n")
+    plain = index(folder)
+    assert plain.files == 1 and plain.skipped == {"unreadable": 1}
+
+
 def test_non_git_folder_honours_gitignore_and_noise(tmp_path, index):
     folder = tmp_path / "plain"
     write(
