@@ -227,6 +227,26 @@ def test_time_budget_marks_cells_timeout(repo, monkeypatch):
     assert all(not c["complete"] for c in r["matrix"] if c["status"] == "timeout")
 
 
+def test_a_regex_that_backtracks_without_end_stops_at_the_budget(make_repo, index):
+    # `(a|aa)+$` over 38 a's and a `!` takes Python's `re` about 14 s here (1.6 times more for
+    # each further `a`, hours at 60): the cell must stop at the 300 ms budget, mid-file.
+    repo = make_repo({"a.txt": "a" * 38 + "!\n", "b.py": "NEEDLE = 1\n"})
+    index(repo, embed=False)
+    r = run(
+        repo,
+        queries=[rx("slow", r"(a|aa)+$"), lit("ok", "NEEDLE")],
+        timeBudgetMs=300,
+        outputMode="detailed",
+    )
+    slow = cells(r)[("slow", ".")]
+    assert slow["status"] == "timeout" and not slow["complete"]
+    assert "matching a.txt" in slow["reason"]
+    assert r["elapsedMs"] < 5000
+    # A pattern the `regex` module runs at once stays exact (no false timeout).
+    quick = run(repo, queries=[rx("q", r"(a+)+!$")], timeBudgetMs=300, outputMode="detailed")
+    assert cells(quick)[("q", ".")]["status"] == "matched"
+
+
 def test_recommended_filtering_is_disclosed_and_native_only_keeps_all(make_repo, index):
     repo = make_repo(
         {

@@ -6,9 +6,9 @@ per hypothesis x root cell: exact verification in path order, within the limits 
 budget -> status per cell -> files ranked -> response (schema/discover-response.v1.json)
 
 Cells run hypothesis by hypothesis, roots in request order, files in path order, so what a
-limit or the budget cuts is deterministic. The budget is checked before each file: one file's
-verification is not interrupted (Python's `re` cannot be), so a pathological regex on a large
-file can overrun it by that file's time.
+limit or the budget cuts is deterministic. The budget is checked before each file and, for a
+regex, inside each search (pix/discover/verify.py runs patterns with the `regex` module's
+timeout), so a pattern that backtracks without end stops its cell at the budget.
 """
 
 from __future__ import annotations
@@ -288,7 +288,16 @@ def _run_cell(
         result = results.get(sha)
         if result is None:
             text = texts.get(sha, blob_id)
-            result = results[sha] = matcher.scan(text, req.max_matches_per_file, req.snippet_length)
+            try:
+                result = matcher.scan(text, req.max_matches_per_file, req.snippet_length, deadline)
+            except TimeoutError:  # a pattern that backtracks without end (pix/discover/verify.py)
+                cell.status = "timeout"
+                cell.reason = (
+                    f"the time budget ran out matching {path} ({i} of {len(paths)} candidate "
+                    "files verified)"
+                )
+                return True
+            results[sha] = result
         cell.searched_files += 1
         if result.limited and "maxMatchesPerFile" not in cell.limits:
             cell.limits.append("maxMatchesPerFile")

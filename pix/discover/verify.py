@@ -3,12 +3,21 @@
 Matches are line-oriented, like ripgrep without --multiline: a file's result is the set of
 lines on which the pattern matches, each counted once. A regex match that runs over a line
 break (`\\s+` can) is searched again within the line where it started, so it never joins lines.
+
+Patterns are Python `re` syntax (checked by `re`, so its error messages and what it accepts),
+run by the `regex` module, which is `re`-compatible and takes a timeout: Python's `re` cannot be
+interrupted, and one pattern that backtracks catastrophically (`(a|aa)+$` over a long line of
+a's) would run for hours past the request's time budget. `regex` also defuses many such
+patterns outright (`(a+)+$` answers at once).
 """
 
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
+
+import regex
 
 from pix.discover.fragments import needs_line_break
 from pix.discover.request import Hypothesis
@@ -40,45 +49,58 @@ class Matcher:
         self.hypothesis = hypothesis
         self.error: str | None = None
         self.literal: str | None = None
-        self.regex: re.Pattern[str] | None = None
-        flags = re.MULTILINE | (0 if hypothesis.case_sensitive else re.IGNORECASE)
+        self.regex: regex.Pattern[str] | None = None
+        flags = regex.MULTILINE | (0 if hypothesis.case_sensitive else regex.IGNORECASE)
         if hypothesis.mode == "literal":
             if "\n" in hypothesis.pattern or "\r" in hypothesis.pattern:
                 self.error = "a literal with a line break cannot match: matches are within a line"
             elif hypothesis.case_sensitive:
-                self.literal = hypothesis.pattern  # str.find is faster than re for this
+                self.literal = hypothesis.pattern  # str.find is faster than a regex for this
             else:
-                self.regex = re.compile(re.escape(hypothesis.pattern), flags)
+                self.regex = regex.compile(regex.escape(hypothesis.pattern), flags)
             return
         try:
-            self.regex = re.compile(hypothesis.pattern, flags)
-        except (re.error, OverflowError, RecursionError) as exc:
+            re.compile(hypothesis.pattern)
+            self.regex = regex.compile(hypothesis.pattern, flags)
+        except (re.error, regex.error, OverflowError, RecursionError) as exc:
             self.error = f"invalid regex: {exc}"
             return
         if needs_line_break(hypothesis.pattern):  # as ripgrep refuses `\n` without -U
             self.error = "the regex needs a line break, and matches are within one line"
 
-    def _search(self, text: str, pos: int, endpos: int) -> tuple[int, int] | None:
+    def _search(
+        self, text: str, pos: int, endpos: int, deadline: float | None = None
+    ) -> tuple[int, int] | None:
+        """The next match's span; TimeoutError once `deadline` (time.monotonic()) passes."""
         if self.literal is not None:
             at = text.find(self.literal, pos, endpos)
             return None if at < 0 else (at, at + len(self.literal))
         assert self.regex is not None
-        m = self.regex.search(text, pos, endpos)
+        if deadline is None:
+            m = self.regex.search(text, pos, endpos)
+        else:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the time budget ran out")
+            m = self.regex.search(text, pos, endpos, timeout=left)
         return None if m is None else m.span()
 
     def matches(self, line: str) -> bool:
         """Whether the hypothesis matches within this one line."""
         return self.error is None and self._search(line, 0, len(line)) is not None
 
-    def scan(self, text: str, max_lines: int, snippet_length: int) -> FileResult:
-        """Matching lines of `text` (1-based), at most `max_lines`, with the first excerpts."""
+    def scan(
+        self, text: str, max_lines: int, snippet_length: int, deadline: float | None = None
+    ) -> FileResult:
+        """Matching lines of `text` (1-based), at most `max_lines`, with the first excerpts.
+        Raises TimeoutError once `deadline` (time.monotonic()) passes mid-file."""
         result = FileResult()
         n = len(text)
         pos = 0
         line = 1
         counted_to = 0  # newlines before this offset are counted in `line`
         while pos <= n:
-            span = self._search(text, pos, n)
+            span = self._search(text, pos, n, deadline)
             if span is None:
                 break
             start, end = span
@@ -89,7 +111,7 @@ class Matcher:
             if line_end < 0:
                 line_end = n
             if end > line_end:  # ran over a line break: look again inside this line only
-                span = self._search(text, start, line_end)
+                span = self._search(text, start, line_end, deadline)
                 if span is None:
                     pos = line_end + 1
                     continue
