@@ -65,6 +65,8 @@ def read_json(source: str) -> object:
         raise errors.UsageError(
             f"--input is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
+    except RecursionError:  # json's decoder recurses once per nested array or object
+        raise errors.UsageError("--input nests arrays or objects too deeply to read") from None
 
 
 def request_from_options(text: str, o: dict):

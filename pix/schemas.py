@@ -75,6 +75,13 @@ def json_name(name: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
+def _integral(value: object) -> object:
+    """JSON Schema counts 1.0 as an integer (and a client's JSON may write one so), but a
+    request's integer fields are used as Python ints (slices, ranges): 3.0 becomes 3. No request
+    field takes a fractional number, so a float that passed validation is an integral one."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 class JsonRequest:
     """For request dataclasses: from/to their JSON form (camelCase names), validated against
     the class's SCHEMA so unknown fields and bad values are refused with one line."""
@@ -86,7 +93,7 @@ class JsonRequest:
         validate(payload, cls.SCHEMA)
         assert isinstance(payload, dict)
         names = {json_name(f.name): f.name for f in fields(cls)}  # type: ignore[arg-type]
-        return cls(**{names[key]: value for key, value in payload.items()})
+        return cls(**{names[key]: _integral(value) for key, value in payload.items()})
 
     def to_json(self) -> dict[str, Any]:
         return {json_name(k): v for k, v in asdict(self).items()}  # type: ignore[call-overload]

@@ -137,6 +137,26 @@ def test_input_may_start_with_a_byte_order_mark(repo, tmp_path):
     assert json.loads(out)["results"]
 
 
+def test_integral_floats_are_integers_and_deep_nesting_is_bad_input(repo, tmp_path):
+    # JSON Schema counts 3.0 as an integer, so it passes validation: it must then act as 3,
+    # not fail as a float later (exit 1, "unexpected").
+    request = tmp_path / "request.json"
+    request.write_text(json.dumps({"query": "zebra", "top": 1.0, "contextLines": 1.0}))
+    code, out, err = pix("query", "--input", str(request), "--json", cwd=repo)
+    assert code == 0, err
+    assert len(json.loads(out)["results"]) == 1
+    request.write_text(json.dumps({"query": "zebra", "budget": 200.0}))
+    code, out, err = pix("pack", "--input", str(request), "--json", cwd=repo)
+    assert code == 0, err
+    assert json.loads(out)["budget"]["limit"] == 200 and '"limit": 200,' in out
+    request.write_text(json.dumps({"query": "zebra", "top": 2.5}))
+    code, out, err = pix("query", "--input", str(request), cwd=repo)
+    assert code == 2 and "invalid request at top: 2.5 is not of type 'integer'" in err
+    done = run_bytes("query", "--input", "-", cwd=repo, stdin=b"[" * 100_000)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == b"pix: error: --input nests arrays or objects too deeply to read\n"
+
+
 def run_bytes(*args: str, cwd, stdin: bytes | None = None, env: dict | None = None):
     import os
     import subprocess
