@@ -447,6 +447,18 @@ def test_missing_database_and_bad_paths(tmp_path):
     assert code == 2 and "Traceback" not in err
 
 
+def test_a_database_path_whose_folder_cannot_be_made(make_repo):
+    repo = make_repo({"a.py": "x = 1\n"})
+    for db in (repo / "a.py" / "x.db", repo / "a.py" / "sub" / "x.db"):
+        code, out, err = pix("index", "--static-only", "--db", str(db), cwd=repo)
+        assert code == 4, err
+        assert err == (
+            f"pix: error: cannot create {db}: its folder {db.parent} cannot be made (a file is "
+            "in the way) (pass --db with a path in a writable folder)\n"
+        )
+    assert (repo / "a.py").read_text() == "x = 1\n"
+
+
 def test_status_and_gc(make_repo, index):
     repo = make_repo({"a.py": "def alpha():\n    return 1\n", "b.py": "def beta():\n    pass\n"})
     index(repo)

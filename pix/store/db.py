@@ -53,9 +53,11 @@ MIGRATION_FILE = re.compile(r"([0-9]{3}_.+)\.sql")
 
 
 def remove_database(path: Path) -> None:
-    """Delete a database file with its WAL, shared-memory and rollback-journal files."""
+    """Delete a database file with its WAL, shared-memory and rollback-journal files (none
+    there, or no folder to hold them: nothing to do)."""
     for suffix in DATABASE_SUFFIXES:
-        Path(f"{path}{suffix}").unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            Path(f"{path}{suffix}").unlink()
 
 
 def known_migrations() -> dict[str, Traversable]:
@@ -226,6 +228,15 @@ def _inspect(path: Path, check: bool = False) -> list[str]:
         return applied
     except apsw.SQLError as exc:
         raise DatabaseError(f"{path} is not a usable pix database: {exc}") from None
+    except apsw.CantOpenError:
+        # A database in WAL mode is read through a -shm file beside it, which a read-only
+        # folder cannot hold: the file itself may be fine, and must not be called corrupt.
+        raise DatabaseError(
+            f"cannot open {path}: SQLite cannot open it or the -wal and -shm files it keeps "
+            "beside it",
+            hint="pix reads the database and writes in its folder: check their permissions, "
+            "or copy the database to a writable folder",
+        ) from None
     except SQLITE_FAILURES:
         raise DatabaseError(
             f"{path} is not a pix database (corrupt or not SQLite)",
@@ -287,7 +298,18 @@ def open_store(path: Path, *, create: bool, check: bool = False) -> Store:
             raise NotIndexedError(
                 f"no pix index at {path}", hint="run `pix index` in the repository first"
             )
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a file in the way, a read-only or virtual file system
+            why = (
+                "a file is in the way"
+                if isinstance(exc, (FileExistsError, NotADirectoryError))
+                else exc.strerror or str(exc)
+            )
+            raise DatabaseError(
+                f"cannot create {path}: its folder {path.parent} cannot be made ({why})",
+                hint="pass --db with a path in a writable folder",
+            ) from None
         applied: list[str] = []
     elif path.is_dir():
         raise DatabaseError(f"{path} is a directory, not a pix database")
