@@ -75,6 +75,21 @@ def test_file_mode_text_on_a_terminal_is_held_to_the_default_budget(repo):
     assert "cut by the budget: " in footer  # the files that did not fit are named
 
 
+def test_a_budget_that_cuts_every_result_says_so(repo):
+    # Not a bare "no results": a tiny --max-characters cut them, and the footer says how to lift
+    # it, on a terminal (coloured) and in a pipe (plain), in both modes.
+    for mode in ([], ["--file"]):
+        code, shown = on_terminal("query", RAIN, *mode, "--max-characters", "5", cwd=repo)
+        assert code == 0
+        first, footer = shown.rstrip("\n").split("\n")
+        assert first == "no results"
+        assert "cut by the budget" in footer and "raise --max-characters" in footer
+        code, out, _ = pix("query", RAIN, *mode, "--max-characters", "5", cwd=repo)
+        assert code == 0 and out.startswith("no results\n(") and "cut by the budget" in out
+    code, out, _ = pix("query", "zzqqxxvvjjkk", "--channel", "bm25", cwd=repo)
+    assert code == 0 and out == "no results\n"  # nothing found: nothing more to say
+
+
 def test_the_terminal_budget_is_lifted_by_max_characters(repo):
     code, shown = on_terminal(
         "query", RAIN, "--file", "--top", "1", "--max-characters", "0", cwd=repo

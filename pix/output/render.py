@@ -148,7 +148,13 @@ def render_response(response: dict) -> str:
             f"priors {'on' if ex['priors'] else 'off'}"
             f"{', history prior' if ex.get('history') else ''}, {ex['candidates']} candidates)\n"
         )
-    return text + omitted_line(response) if response["results"] else "no results\n"
+    return text + omitted_line(response) if response["results"] else no_results(response)
+
+
+def no_results(response: dict) -> str:
+    """'no results', and when the budget cut every one of them, what it cut and how to lift
+    it (a small --max-characters must not read as nothing found)."""
+    return "no results\n" + (omitted_line(response) if response["omitted"]["budget"] else "")
 
 
 def omitted_line(response: dict) -> str:
@@ -167,7 +173,7 @@ def omitted_line(response: dict) -> str:
 
 def colorize_response(response: dict) -> str:
     if not response["results"]:
-        return "no results\n"
+        return no_results(response)
     if any("explain" in item for item in response["results"]):
         return render_response(response)  # explanations read best without highlighting
     return colorize(from_response(response)) + omitted_line(response)
