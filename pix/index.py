@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import subprocess
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -46,20 +47,38 @@ class Target:
     root: Path
     is_git: bool
     db: Path
+    # A git directory with no work tree (a bare repository, or inside .git): its commits can
+    # be indexed with --at, and nothing else, as nothing is checked out.
+    bare: bool = False
 
 
 def locate(path: str | None = None, db: str | None = None) -> Target:
-    """The repository root for `path` (git top level, or the folder itself) and its database:
-    --db, else $PIX_DB, else <root>/.pix.db."""
+    """The repository root for `path` (git top level, or the folder itself; a bare
+    repository's git directory) and its database: --db, else $PIX_DB, else <root>/.pix.db."""
     start = Path(path or os.getcwd()).expanduser()
     if not start.exists():
         raise UsageError(f"no such folder: {start}")
     if not start.is_dir():
         raise UsageError(f"not a folder: {start}")
     top = scan.git_toplevel(start)
-    root = (top or start).resolve()
+    bare = _git_dir(start) if top is None else None
+    root = (bare or top or start).resolve()
     db_path = Path(db or os.environ.get("PIX_DB") or root / ".pix.db").expanduser().resolve()
-    return Target(root, top is not None, db_path)
+    return Target(root, top is not None or bare is not None, db_path, bare is not None)
+
+
+def _git_dir(folder: Path) -> Path | None:
+    """The git directory `folder` is in when it has no work tree (a bare repository, or a
+    .git folder), else None: indexed as a plain folder, it would be git's own files."""
+    done = subprocess.run(
+        ["git", "-C", str(folder), "rev-parse", "--is-inside-git-dir", "--absolute-git-dir"],
+        capture_output=True,
+        check=False,
+    )
+    lines = done.stdout.decode(errors="replace").split("\n")
+    if done.returncode != 0 or lines[0] != "true":
+        return None
+    return Path(lines[1])
 
 
 def stored_path(path: str) -> str:
@@ -127,6 +146,12 @@ def _listing(target: Target, at: str | None) -> scan.Listing:
         if not target.is_git:
             raise UsageError(f"--at needs a git repository; {target.root} is not one")
         return scan.list_commit(target.root, scan.resolve_commit(target.root, at))
+    if target.bare:
+        raise UsageError(
+            f"{target.root} is a git repository with no work tree (bare): nothing is checked "
+            "out to index",
+            hint="index one of its commits with --at REV (HEAD, a sha)",
+        )
     if target.is_git:
         return scan.list_worktree(target.root, excluded)
     return scan.list_folder(target.root, excluded)

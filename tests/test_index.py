@@ -264,6 +264,27 @@ def test_at_skips_a_blob_the_clone_does_not_hold(make_repo, index):
     assert texts == ["KEPT_NAME = 1"]
 
 
+def test_a_bare_repository_indexes_commits_not_git_internals(make_repo, tmp_path):
+    # A bare repository (or a .git folder) has no work tree: indexed as a plain folder it was
+    # git's own files (hooks/*.sample, config). Its commits index with --at, from git objects.
+    repo = make_repo({"a.py": "KEPT_NAME = 1\n"})
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)], check=True)
+    for where in (bare, bare / "objects", repo / ".git"):
+        code, out, err = pix("index", "--static-only", cwd=where)
+        assert code == 2, err
+        assert "is a git repository with no work tree (bare)" in err and "--at REV" in err
+        assert err.count("\n") == 1
+    code, out, err = pix_json("index", "--static-only", "--at", "HEAD", "--json", cwd=bare)
+    assert code == 0, err
+    assert out["kind"] == "commit" and out["files"] == 1
+    code, out, err = pix_json("query", "KEPT_NAME", "--at", "HEAD", "--json", cwd=bare / "refs")
+    assert code == 0, err
+    assert [r["path"] for r in out["results"]] == ["a.py"]
+    paths = rows(bare / ".pix.db", "SELECT path FROM snapshot_file")
+    assert paths == [("a.py",)]
+
+
 @pytest.mark.parametrize("rev", ["main", "HEAD~1", "a1b2c3d4e5f6..HEAD"])
 def test_at_refuses_names_and_expressions(make_repo, index, rev):
     repo = make_repo({"a.py": "x = 1\n"})
