@@ -201,3 +201,19 @@ def test_pack_copy_without_a_clipboard_prints_the_packet_and_its_summary(repo):
     assert "zebra_unicorn_target" in out
     assert err.splitlines()[0].startswith("pix pack: ")
     assert err.splitlines()[-1] == "pix: error: clipboard command 'sh' exited 7"
+
+
+def test_a_file_name_with_a_newline_is_quoted_in_text_output(make_repo, index):
+    # A newline in a name would split a result's header line in two: text output quotes such a
+    # name with escapes (as git does); JSON keeps the name as it is.
+    repo = make_repo({"new\nline.py": "def newline_func():\n    pass\n"})
+    index(repo, embed=False)
+    quoted = '"new\\nline.py"'
+    for command in (["query"], ["query", "--file"], ["pack", "--budget", "200"]):
+        code, out, err = pix(*command, "newline_func", cwd=repo)
+        assert code == 0, err
+        assert out.startswith(f"── {quoted}"), out
+    code, out, err = pix("discover", "-l", "a=newline_func", cwd=repo)
+    assert code == 0 and f"next read: {quoted} lines 1-2" in out
+    code, out, err = pix("query", "newline_func", "--json", cwd=repo)
+    assert json.loads(out)["results"][0]["path"] == "new\nline.py"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pix.output.render import shown_path
+
 
 def _incomplete_line(hypothesis: dict) -> str:
     """One line per hypothesis; roots with the same status and reason share a clause."""
@@ -29,18 +31,19 @@ def render_text(response: dict, from_flags: bool = False) -> str:
     for c in response["candidates"]:
         stale = "  [stale]" if c["stale"] else ""
         out.append(
-            f"{c['rank']:>3}. {c['path']}  [{', '.join(c['hypotheses'])}]  "
+            f"{c['rank']:>3}. {shown_path(c['path'])}  [{', '.join(c['hypotheses'])}]  "
             f"roots: {', '.join(c['roots'])}  matches: {c['matchCount']}{stale}"
         )
         for e in c["excerpts"]:
-            out.append(f"       {c['path']}:{e['line']}  {e['text']}")
+            out.append(f"       {shown_path(c['path'])}:{e['line']}  {e['text']}")
     shown = len(response["candidates"])
     if response["totalCandidates"] > shown:
         knob = "--max-candidates" if from_flags else "maxCandidates"
         out.append(f"     … {response['totalCandidates'] - shown} more (raise {knob})")
     nxt = response["nextRead"]
     if nxt:
-        out.append(f"next read: {nxt['path']} lines {nxt['startLine']}-{nxt['endLine']}")
+        lines = f"lines {nxt['startLine']}-{nxt['endLine']}"
+        out.append(f"next read: {shown_path(nxt['path'])} {lines}")
     else:
         out.append("next read: none (no candidate)")
     for h in response["incompleteHypotheses"]:

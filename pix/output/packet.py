@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pix.output.render import shown_path
+
 MAX_CANDIDATES = 60
 LOW_SCORE_SHARE = 0.25
 SPREAD_DECAY = 0.7
@@ -103,9 +105,9 @@ class Packet:
 
 def header(span: Span) -> str:
     if span.whole:
-        return f"── {span.path} (whole file)"
+        return f"── {shown_path(span.path)} (whole file)"
     suffix = " (cut to fit)" if span.cut else ""
-    return f"── {span.path}:{span.start_line}-{span.end_line}{suffix}"
+    return f"── {shown_path(span.path)}:{span.start_line}-{span.end_line}{suffix}"
 
 
 def block(span: Span, lines: list[str]) -> str:

@@ -7,6 +7,8 @@ only for a terminal and never counted.
 
 from __future__ import annotations
 
+import json
+
 from pix.output.result import Result
 
 RESET = "\033[0m"
@@ -14,11 +16,20 @@ HEADER = "\033[1;36m"
 DIM = "\033[2m"
 
 
+def shown_path(path: str) -> str:
+    """A path as text output shows it: as it is, or, when it holds a control character (a
+    newline in a file name would split a header in two), quoted with escapes as git quotes
+    such names."""
+    if any(ord(c) < 32 or ord(c) == 127 for c in path):
+        return json.dumps(path, ensure_ascii=False)
+    return path
+
+
 def header(result: Result) -> str:
     if result.mode == "file":
-        where = result.path
+        where = shown_path(result.path)
     else:
-        where = f"{result.path}:{result.start_line}-{result.end_line}"
+        where = f"{shown_path(result.path)}:{result.start_line}-{result.end_line}"
     if result.repo:  # a workspace answer: which repository the path is relative to
         where = f"{result.repo}: {where}"
     label = f" {result.kind} {result.symbol}" if result.mode == "chunk" and result.symbol else ""
