@@ -121,7 +121,7 @@ def fail(error: errors.PixError, argv: list[str]) -> int:
 def warn_revealed(show_secrets: bool) -> None:
     if show_secrets:
         typer.echo(
-            "pix: --show-secrets: secrets in this output are NOT masked; keep it to yourself",
+            "pix: --show-secrets: secrets this output can show are NOT masked; keep it to yourself",
             err=True,
         )
 
