@@ -115,13 +115,21 @@ def _shards(entries: list, base: Path, where: str) -> tuple[Shard, ...]:
         if host is not None and (not isinstance(host, str) or not host):
             raise UsageError(f"{where}: entry {number} has the host {host!r}")
         shards.append(Shard(name, root, db, host))
-    seen: set[str] = set()
+    seen: dict[str, Shard] = {}
     for shard in shards:
         if shard.name in seen:
-            raise UsageError(
-                f"{where}: two repositories are named {shard.name}", hint="give each a `name`"
+            same = seen[shard.name].db == shard.db
+            if where == "--db":  # names come from the files: only another file name helps
+                hint = "give it once" if same else "use a workspace file to name each"
+            else:
+                hint = "list it once" if same else "give each a `name`"
+            what = (
+                f"the database {shard.db} is given twice"
+                if same
+                else (f"two repositories are named {shard.name}")
             )
-        seen.add(shard.name)
+            raise UsageError(f"{where}: {what}", hint=hint)
+        seen[shard.name] = shard
     return tuple(shards)
 
 

@@ -52,3 +52,18 @@ def test_bad_workspaces_are_one_line_usage_errors(tmp_path, text, message):
 def test_missing_workspace(tmp_path):
     with pytest.raises(UsageError, match="no pix.toml"):
         load_workspace(tmp_path)
+
+
+def test_a_name_given_twice_is_refused_with_a_hint_that_can_be_followed(tmp_path):
+    # --db names each database after its file: "give each a `name`" cannot be done there.
+    db = str(tmp_path / "a" / ".pix.db")
+    with pytest.raises(UsageError, match="is given twice") as same:
+        from_databases([db, db])
+    assert same.value.hint == "give it once"
+    with pytest.raises(UsageError, match="two repositories are named a") as two:
+        from_databases([db, str(tmp_path / "b" / "a" / ".pix.db")])
+    assert two.value.hint == "use a workspace file to name each"
+    (tmp_path / "pix.toml").write_text("[[repo]]\npath = 'a'\n[[repo]]\ndb = 'b/a/.pix.db'\n")
+    with pytest.raises(UsageError, match="two repositories are named a") as listed:
+        load_workspace(tmp_path / "pix.toml")
+    assert listed.value.hint == "give each a `name`"
