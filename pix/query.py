@@ -343,7 +343,11 @@ def retrieve(
         )
     if r.weights["dense"] > 0:
         static_searched = static if static_vector is not None else 0
-        warnings.extend(refine.coverage_warning(chunks, embedded, static_searched, refined))
+        static_on = r.weights["static"] > 0 and static and engine.static_current()
+        unknown = bool(static_on) and static_vector is None  # no word the static tier knows
+        warnings.extend(
+            refine.coverage_warning(chunks, embedded, static_searched, refined, unknown)
+        )
     hits = rescore(hits, request.fusion)
     reports: list[dict] = []
     names: list[dict] = []

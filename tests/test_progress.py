@@ -177,3 +177,18 @@ def test_content_at_two_paths_counts_its_chunks_once(tmp_path, embedder):
     assert json.loads(out)["snapshots"][0]["embeddedShare"] == 1.0
     code, out, err = pix("query", "say hello", "--json", cwd=root)
     assert json.loads(out)["warnings"] == []
+
+
+def test_a_question_the_static_tier_cannot_read_is_told_so(make_repo):
+    # Nothing embedded yet, the static tier searching the rest: a question of words it knows
+    # is searched by it; one it has no word of (an emoji) is not, and the warning says why
+    # rather than that meaning search waits for the transformer alone.
+    repo = make_repo({"a.py": "def parse_config(path):\n    return path\n"})
+    code, _, err = pix("index", "--static-only", cwd=repo)
+    assert code == 0, err
+    code, out, err = pix("query", "\U0001f642", cwd=repo)
+    assert code == 0 and out == "no results\n"
+    assert "the static tier knows none of this question's words" in err
+    code, out, err = pix("query", "parse the configuration", cwd=repo)
+    assert code == 0 and "a.py" in out
+    assert "meaning search uses the static tier" in err and "knows none" not in err

@@ -157,11 +157,14 @@ def second_pass(
     return again, refined
 
 
-def coverage_warning(chunks: int, embedded: int, static: int = 0, refined: int = 0) -> list[str]:
+def coverage_warning(
+    chunks: int, embedded: int, static: int = 0, refined: int = 0, unknown_words: bool = False
+) -> list[str]:
     """What to say while embedding is unfinished (nothing when every chunk has a transformer
     vector, or when there are no chunks: an empty repository waits for nothing). `static`:
     the chunks the static tier searches meanwhile; `refined`: the question's candidates the
-    transformer read on the spot (pix/retrieve/refine.py)."""
+    transformer read on the spot (pix/retrieve/refine.py); `unknown_words`: the static tier
+    holds vectors but knows none of the question's words (an emoji), so it searches nothing."""
     if embedded >= chunks:
         return []
     share = min(max(round(100 * embedded / chunks), 1), 99) if embedded else 0
@@ -181,10 +184,13 @@ def coverage_warning(chunks: int, embedded: int, static: int = 0, refined: int =
             f"covers only {refined:,} of this question's best candidates, which the "
             "transformer read on the spot,"
             if refined
+            else "is off for this question"
+            if unknown_words
             else "is off"
         )
+        tier = ", and the static tier knows none of this question's words" if unknown_words else ""
         said = (
-            f"no chunk is embedded yet; meaning-based search {reach} until `pix index` "
+            f"no chunk is embedded yet{tier}; meaning-based search {reach} until `pix index` "
             "finishes embedding"
         )
     else:
