@@ -205,6 +205,9 @@ class QueryEngine:
 def check_request(request: QueryRequest, workspace: bool = False) -> list[str]:
     """Refuse what cannot be answered; clamp `top` with a warning (as seed 000 keeps).
     `workspace`: asked across a workspace's shards, where `repos` means something."""
+    # A NUL ends a string inside SQLite's FTS5 query parser ("unterminated string"): it is no
+    # character a question means, so it separates words like a space.
+    request.query = request.query.replace("\x00", " ")
     if not request.query or not request.query.strip():
         raise UsageError("the query is empty", hint='pix query "what you are looking for"')
     for name, value, allowed in (

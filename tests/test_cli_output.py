@@ -217,3 +217,19 @@ def test_a_file_name_with_a_newline_is_quoted_in_text_output(make_repo, index):
     assert code == 0 and f"next read: {quoted} lines 1-2" in out
     code, out, err = pix("query", "newline_func", "--json", cwd=repo)
     assert json.loads(out)["results"][0]["path"] == "new\nline.py"
+
+
+def test_a_nul_in_the_query_separates_words(repo, tmp_path):
+    # A NUL ended a string inside FTS5's query parser: "unexpected SQLError: unterminated
+    # string", exit 1. It is a separator now; a query of NULs alone is empty (exit 2).
+    request = tmp_path / "request.json"
+    for command, extra in ((["query"], {}), (["pack"], {"budget": 200})):
+        request.write_text(json.dumps({"query": "zebra\u0000", **extra}))
+        code, out, err = pix(*command, "--input", str(request), "--json", cwd=repo)
+        assert code == 0, err
+        request.write_text(json.dumps({"query": "a\u0000", **extra}))
+        code, out, err = pix(*command, "--input", str(request), "--json", cwd=repo)
+        assert code == 0, err
+    request.write_text(json.dumps({"query": "\u0000"}))
+    code, out, err = pix("query", "--input", str(request), cwd=repo)
+    assert code == 2 and err.startswith("pix: error: the query is empty")
