@@ -109,14 +109,23 @@ def _shards(entries: list, base: Path, where: str) -> tuple[Shard, ...]:
         if not isinstance(name, str) or not NAME.match(name):
             raise UsageError(
                 f"{where}: entry {number} has the name {name!r}",
-                hint="names are letters, digits, '.', '_' and '-'",
+                hint="a name starts with a letter or digit, then letters, digits, '.', '_' "
+                "and '-'; give the entry a `name` that does",
             )
         host = entry.get("host")
         if host is not None and (not isinstance(host, str) or not host):
             raise UsageError(f"{where}: entry {number} has the host {host!r}")
         shards.append(Shard(name, root, db, host))
     seen: dict[str, Shard] = {}
+    files: dict[Path, Shard] = {}
     for shard in shards:
+        if shard.db in files and files[shard.db].name != shard.name:
+            raise UsageError(
+                f"{where}: {files[shard.db].name} and {shard.name} are one database, "
+                f"{shard.db}: every answer would come twice",
+                hint="list it once",
+            )
+        files[shard.db] = shard
         if shard.name in seen:
             same = seen[shard.name].db == shard.db
             if where == "--db":  # names come from the files: only another file name helps
@@ -140,8 +149,13 @@ def _resolve(base: Path, value: object) -> Path:
 
 
 def _default_name(root: Path | None, db: Path) -> str:
+    """The folder's or the file's name, made a valid name: `--db` cannot give one, so
+    `my repo/.pix.db` is `my-repo` and `.hidden/.pix.db` is `hidden`."""
     if root is not None:
-        return root.name
-    if db.name == ".pix.db":
-        return db.parent.name
-    return db.name.removesuffix(".db").removesuffix(".pix")
+        raw = root.name
+    elif db.name == ".pix.db":
+        raw = db.parent.name
+    else:
+        raw = db.name.removesuffix(".db").removesuffix(".pix")
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", raw).lstrip("._-")[:100]
+    return name or raw

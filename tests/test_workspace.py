@@ -67,3 +67,22 @@ def test_a_name_given_twice_is_refused_with_a_hint_that_can_be_followed(tmp_path
     with pytest.raises(UsageError, match="two repositories are named a") as listed:
         load_workspace(tmp_path / "pix.toml")
     assert listed.value.hint == "give each a `name`"
+
+
+def test_one_database_under_two_names_is_refused(tmp_path):
+    (tmp_path / "pix.toml").write_text(
+        "[[repo]]\nname = 'one'\npath = 'a'\n[[repo]]\nname = 'two'\ndb = 'a/.pix.db'\n"
+    )
+    with pytest.raises(UsageError, match="one and two are one database") as twice:
+        load_workspace(tmp_path / "pix.toml")
+    assert twice.value.hint == "list it once"
+
+
+def test_db_names_are_made_valid_from_any_folder_name(tmp_path):
+    # --db cannot give a name: a folder with a space or a leading dot still makes one.
+    ws = from_databases([str(tmp_path / "my repo" / ".pix.db"), str(tmp_path / ".hidden.db")])
+    assert ws.names() == ["my-repo", "hidden"]
+    (tmp_path / "pix.toml").write_text("[[repo]]\npath = 'a'\nname = '.x'\n")
+    with pytest.raises(UsageError, match="has the name '.x'") as bad:
+        load_workspace(tmp_path / "pix.toml")
+    assert "starts with a letter or digit" in bad.value.hint
