@@ -42,6 +42,7 @@ QUERY_RESPONSE = "query-response.v2.json"
 PACK_RESPONSE = "pack-response.v1.json"
 STATUS_RESPONSE = "status-response.v1.json"
 INDEX_RESPONSE = "index-response.v1.json"
+DISCOVER_RESPONSE = "discover-response.v1.json"
 MCP_INTERRUPT_GRACE_SECONDS = 0.25
 ALIAS_WRITES = ("alias_add", "alias_remove")
 # A workspace server checks each repository's work tree at most this often (20 repositories'
@@ -150,7 +151,7 @@ def tool_specs(default_max: int, refresh: bool) -> list[ToolSpec]:
             "root cells were searched completely (no_matches there is real absence evidence) "
             "and a recommended next read. Exact matching, not meaning: use query for that. "
             "The JSON of `pix discover --json`.",
-            read_only=True, destructive=False, idempotent=True, output=None,
+            read_only=True, destructive=False, idempotent=True, output=DISCOVER_RESPONSE,
         ),
         ToolSpec(
             "index",

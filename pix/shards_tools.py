@@ -102,20 +102,20 @@ def discover_shards(
     """One discovery request on every shard (schema/discover-workspace-response.v1.json):
     the candidates of all, ranked together, and each shard's own response."""
     from pix.discover import discover
+    from pix.discover.request import parse_request
 
     if isinstance(request, dict) and "repos" in request:
         repos = request["repos"] if repos is None else repos
         request = {k: v for k, v in request.items() if k != "repos"}
     selected = list(workspace.select(repos).shards)
+    parse_request(request)  # a bad request is refused once; what fails after is a shard's
     answers: dict[str, dict | PixError] = {}
     for shard in selected:
         try:
             answers[shard.name] = discover(
                 request, db=str(shard.db), cwd=str(shard.root or shard.db.parent), reveal=reveal
             )
-        except PixError as exc:
-            if exc.code == "bad_input":  # the request itself: the same for every shard
-                raise
+        except PixError as exc:  # its folder or database: named in warnings, as query does
             answers[shard.name] = exc
     raise_if_none(answers, selected)
     warnings = []

@@ -436,3 +436,8 @@ def test_discover_tool_answers_what_the_cli_answers(indexed):
         assert paths == [c["path"] for c in expected["candidates"]] and paths
         message, _ = await error(client, "discover", {"queries": [{"id": "x", "pattern": "y"}]})
         assert "mode" in message
+        # Listed with its output schema, as every other answering tool is.
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert tools["discover"].output_schema == bundled("discover-response.v1.json")
+        message, _ = await error(client, "discover", {**request, "repos": ["web"]})
+        assert message.startswith("repos names repositories of a workspace")

@@ -179,15 +179,28 @@ def test_bad_shards_are_warnings_and_the_rest_answers(workspace, tmp_path):
     (ws / "foreign.db").write_bytes(b"not a database at all" * 100)
     with (ws / "pix.toml").open("a") as fh:
         fh.write('[[repo]]\nname = "gone"\ndb = "nowhere/.pix.db"\n\n')
-        fh.write('[[repo]]\nname = "foreign"\ndb = "foreign.db"\n')
+        fh.write('[[repo]]\nname = "foreign"\ndb = "foreign.db"\n\n')
+        fh.write('[[repo]]\nname = "nofolder"\npath = "no-such-folder"\n')
     code, out, err = pix_json("query", RAIN, "--workspace", str(ws), "--json")
     assert code == 0, err
     assert {r["repo"] for r in out["results"]} == {"weather"}
     said = "\n".join(out["warnings"])
-    for name in ("tables", "shapes", "gone", "foreign"):
+    for name in ("tables", "shapes", "gone", "foreign", "nofolder"):
         assert f"repository {name} did not answer" in said, said
     assert "another embedding model" in said
     assert valid(out, "query-response.v2.json") == []
+    # discover too: a shard's folder or database failing is that shard's, not the request's
+    code, out, err = pix_json(
+        "discover", "-l", "ws=normalise_whitespace", "--workspace", str(ws), "--json"
+    )
+    assert code == 0, err
+    assert {c["repo"] for c in out["candidates"]} == {"weather"}
+    assert "repository nofolder did not answer: no such folder" in "\n".join(out["warnings"])
+    bad = json.dumps({"queries": [{"id": "x", "pattern": "y", "mode": "fuzzy"}]})
+    code, out, err = pix_json(
+        "discover", "--input", "-", "--workspace", str(ws), "--json", stdin=bad
+    )
+    assert code == 2 and "queries/0/mode" in out["error"]["message"]  # the request: refused
     # every shard failing: the usual error and exit code
     (ws / "repos/weather/.pix.db").unlink()
     code, out, err = pix_json("query", RAIN, "--workspace", str(ws), "--json")
@@ -246,6 +259,11 @@ def test_repos_needs_a_workspace(workspace):
     root = workspace / "repos/weather"
     request = json.dumps({"query": RAIN, "repos": ["weather"]})
     code, out, err = pix_json("query", "--input", "-", "--json", cwd=root, stdin=request)
+    assert code == 2 and "repos names repositories of a workspace" in out["error"]["message"]
+    request = json.dumps(
+        {"queries": [{"id": "a", "pattern": "rain", "mode": "literal"}], "repos": ["weather"]}
+    )
+    code, out, err = pix_json("discover", "--input", "-", "--json", cwd=root, stdin=request)
     assert code == 2 and "repos names repositories of a workspace" in out["error"]["message"]
 
 

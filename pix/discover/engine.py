@@ -30,6 +30,7 @@ from pix.discover.scope import (
     unsearched_reason,
 )
 from pix.discover.verify import Excerpt, FileResult, Matcher
+from pix.errors import UsageError
 from pix.index import locate
 from pix.snapshot import changed_files, select_snapshot
 from pix.store import open_store, sql
@@ -113,6 +114,11 @@ def discover(
     secrets masked unless `reveal` (the CLI's owner-only --show-secrets)."""
     started = time.monotonic()
     req = parse_request(request)
+    if isinstance(request, dict) and request.get("repos"):
+        raise UsageError(
+            "repos names repositories of a workspace; this answers for one database",
+            hint="pix discover --workspace W, or pix mcp --workspace W",
+        )
     target = locate(cwd, db)
     store = open_store(target.db, create=False)
     try:
