@@ -295,6 +295,7 @@ class PixMcp:
         if self._shards is None:
             self._shards = ShardSet(self.workspace, fresh_for=WORKSPACE_FRESH_SECONDS)
         else:
+            self._shards.follow_files()
             self._shards.reopen_failed()
         if name == "pack":
             return pack_shards(self._shards, PackRequest.from_json(args), auto_refresh=self.refresh)

@@ -154,6 +154,23 @@ class ShardSet:
             if shard.name in self.problems:
                 self._open(shard)
 
+    def follow_files(self) -> None:
+        """A long-lived set (`pix mcp --workspace`): a shard's file deleted or replaced since
+        it was opened (`pix index --rebuild`, a copy) is opened again, or, if that fails,
+        becomes a problem named in warnings, as a one-shot command would say; answering from
+        the unlinked file would be silent and stale. One stat a shard."""
+        for shard in self.workspace.shards:
+            engine = self.engines.get(shard.name)
+            if engine is None or not engine.store.moved():
+                continue
+            try:
+                engine.reopen()
+                self.forget(shard.name)
+            except PixError as exc:
+                engine.close()
+                del self.engines[shard.name]
+                self.problems[shard.name] = exc
+
     def select(self, names: list[str] | None) -> list[Shard]:
         """The shards named (all for None or []), in the workspace's order."""
         return list(self.workspace.select(names).shards)

@@ -285,6 +285,44 @@ def test_the_query_is_embedded_once_for_every_shard(workspace, embedder):
     assert calls == [[RAIN]]
 
 
+def test_mcp_workspace_server_follows_a_replaced_shard_and_reports_a_deleted_one(
+    workspace, tmp_path
+):
+    # The server keeps each shard open: a database replaced (as `pix index --rebuild` swaps
+    # one in) is answered from the new file, a deleted one is named in warnings, as the
+    # one-shot command says; neither keeps answering from the unlinked file.
+    ws = copy_workspace(workspace, tmp_path)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "pix.cli", "mcp", "--workspace", str(ws), "--no-refresh"],
+        cwd=str(ws),
+        env=GIT_ENV,
+    )
+    ask = {"query": "normalise_whitespace", "mode": "file", "noContent": True}
+
+    async def main() -> None:
+        async with Client(params, read_timeout_seconds=120) as client:
+
+            def holding(answer: dict) -> set[str]:
+                return {r["repo"] for r in answer["results"] if r["file"] == "common/strings.py"}
+
+            first = (await client.call_tool("query", ask)).structured_content
+            assert holding(first) == {"weather", "tables"}
+            # tables' database replaced by shapes' (no normalise_whitespace there)
+            db = ws / "repos/tables/.pix.db"
+            shutil.copy(ws / "repos/shapes/.pix.db", db.with_name("new.db"))
+            db.with_name("new.db").replace(db)
+            replaced = (await client.call_tool("query", ask)).structured_content
+            assert holding(replaced) == {"weather"}
+            (ws / "repos/weather/.pix.db").unlink()
+            deleted = (await client.call_tool("query", ask)).structured_content
+            assert holding(deleted) == set() and deleted["results"]  # the others answer
+            said = "\n".join(deleted["warnings"])
+            assert "repository weather did not answer: no pix index" in said, said
+
+    anyio.run(main)
+
+
 def test_mcp_workspace_server_with_repos(workspace):
     params = StdioServerParameters(
         command=sys.executable,
