@@ -247,6 +247,33 @@ def test_a_regex_that_backtracks_without_end_stops_at_the_budget(make_repo, inde
     assert cells(quick)[("q", ".")]["status"] == "matched"
 
 
+def test_patterns_regex_reads_otherwise_than_re_stay_exact(make_repo, index):
+    # Matching runs under the `regex` module. `[[:alpha:]]foo` is a POSIX class there, but `re`
+    # (whose reading the trigram narrowing follows) requires `]fo`: narrowed so, the file was
+    # dropped and the cell reported a complete absence. A NUL would end FTS5's reading of the
+    # trigram query. A repeat count `regex` would build out in memory is refused.
+    repo = make_repo({"a.py": "def xfoo():\n    pass\n"})
+    index(repo, embed=False)
+    r = run(
+        repo,
+        queries=[
+            rx("posix", "[[:alpha:]]foo"),
+            lit("nul", "xfo\u0000od"),
+            rx("nulrx", "x\u0000"),
+            rx("huge", "xa{100000000}"),
+            rx("nested", "(?:a{1000}){1000}x"),
+        ],
+        outputMode="detailed",
+    )
+    m = cells(r)
+    assert m[("posix", ".")]["status"] == "matched"
+    assert [c["path"] for c in r["candidates"]] == ["a.py"]
+    assert m[("nul", ".")]["status"] == "no_matches" and m[("nulrx", ".")]["complete"]
+    for name in ("huge", "nested"):
+        assert m[(name, ".")]["status"] == "invalid_regex"
+        assert "repeat counts make" in m[(name, ".")]["reason"]
+
+
 def test_recommended_filtering_is_disclosed_and_native_only_keeps_all(make_repo, index):
     repo = make_repo(
         {

@@ -5,16 +5,24 @@ lines on which the pattern matches, each counted once. A regex match that runs o
 break (`\\s+` can) is searched again within the line where it started, so it never joins lines.
 
 Patterns are Python `re` syntax (checked by `re`, so its error messages and what it accepts),
-run by the `regex` module, which is `re`-compatible and takes a timeout: Python's `re` cannot be
-interrupted, and one pattern that backtracks catastrophically (`(a|aa)+$` over a long line of
-a's) would run for hours past the request's time budget. `regex` also defuses many such
-patterns outright (`(a+)+$` answers at once).
+run by the `regex` module, which takes a timeout: Python's `re` cannot be interrupted, and one
+pattern that backtracks catastrophically (`(a|aa)+$` over a long line of a's) would run for
+hours past the request's time budget. `regex` also defuses many such patterns outright
+(`(a+)+$` answers at once). Where the two read a pattern otherwise, matching follows `regex`:
+POSIX classes in a set (`[[:alpha:]]`, which `re` reads as a set of `[:alph` then `]`, with a
+"Possible nested set" warning) are classes, as in ripgrep, and such a pattern is not narrowed
+by the literal fragments `re`'s reading would require (`nested_set`); Unicode details differ
+(`\\w` holds combining marks and not `²`; case-insensitive `i` no longer matches Turkish `ı`).
+`regex` builds a counted repeat out in memory (`a{100000000}` never finishes compiling), so a
+pattern whose nested repeat counts multiply past MAX_REPEAT is refused as invalid.
 """
 
 from __future__ import annotations
 
 import re
+import re._parser
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import regex
@@ -23,6 +31,32 @@ from pix.discover.fragments import needs_line_break
 from pix.discover.request import Hypothesis
 
 EXCERPTS_KEPT = 2  # per file and hypothesis: what the compact output can show
+# The most copies a pattern's nested counted repeats may make (`(?:a{100}){100}` makes 10,000):
+# `regex` compiles each out in memory (a{1000000}: 0.4 s and 273 MB).
+MAX_REPEAT = 10_000
+_REPEATS = (re._parser.MAX_REPEAT, re._parser.MIN_REPEAT, re._parser.POSSESSIVE_REPEAT)
+
+
+def repeat_copies(parsed: object) -> int:
+    """The largest product of nested repeat counts in a pattern `re._parser` parsed (an
+    open-ended repeat counts its minimum: `a{5,}` builds five copies and a loop)."""
+    most = 1
+    for op, arg in parsed:  # type: ignore[attr-defined]
+        if op in _REPEATS:
+            low, high, sub = arg
+            count = low if high == re._parser.MAXREPEAT else high
+            most = max(most, max(count, 1) * repeat_copies(sub))
+        elif op is re._parser.SUBPATTERN:
+            most = max(most, repeat_copies(arg[-1]))
+        elif op is re._parser.BRANCH:
+            most = max([most, *(repeat_copies(branch) for branch in arg[1])])
+        elif op in (re._parser.ASSERT, re._parser.ASSERT_NOT):
+            most = max(most, repeat_copies(arg[1]))
+        elif op is re._parser.GROUPREF_EXISTS:
+            most = max([most, *(repeat_copies(b) for b in arg[1:] if b is not None)])
+        elif op is getattr(re._parser, "ATOMIC_GROUP", None):
+            most = max(most, repeat_copies(arg))
+    return most
 
 
 @dataclass(frozen=True)
@@ -50,6 +84,7 @@ class Matcher:
         self.error: str | None = None
         self.literal: str | None = None
         self.regex: regex.Pattern[str] | None = None
+        self.nested_set = False  # `re` and `regex` read a set otherwise: never narrowed
         flags = regex.MULTILINE | (0 if hypothesis.case_sensitive else regex.IGNORECASE)
         if hypothesis.mode == "literal":
             if "\n" in hypothesis.pattern or "\r" in hypothesis.pattern:
@@ -57,12 +92,26 @@ class Matcher:
             elif hypothesis.case_sensitive:
                 self.literal = hypothesis.pattern  # str.find is faster than a regex for this
             else:
-                self.regex = regex.compile(regex.escape(hypothesis.pattern), flags)
+                self.regex = regex.compile(
+                    regex.escape(hypothesis.pattern), flags, cache_pattern=False
+                )
             return
         try:
-            re.compile(hypothesis.pattern)
-            self.regex = regex.compile(hypothesis.pattern, flags)
-        except (re.error, regex.error, OverflowError, RecursionError) as exc:
+            with warnings.catch_warnings(record=True) as said:
+                warnings.simplefilter("always", FutureWarning)
+                re.compile(hypothesis.pattern)
+                parsed = re._parser.parse(hypothesis.pattern)
+            self.nested_set = any("nested set" in str(w.message) for w in said)
+            copies = repeat_copies(parsed)
+            if copies > MAX_REPEAT:
+                self.error = (
+                    f"invalid regex: its repeat counts make {copies:,} copies (at most "
+                    f"{MAX_REPEAT:,})"
+                )
+                return
+            # Not kept in regex's own cache: a server would hold every pattern ever asked.
+            self.regex = regex.compile(hypothesis.pattern, flags, cache_pattern=False)
+        except (re.error, regex.error, OverflowError, RecursionError, MemoryError) as exc:
             self.error = f"invalid regex: {exc}"
             return
         if needs_line_break(hypothesis.pattern):  # as ripgrep refuses `\n` without -U
