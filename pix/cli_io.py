@@ -59,14 +59,38 @@ def read_json(source: str) -> object:
             f"--input {where} is not UTF-8 text (byte {exc.start} is {data[exc.start]:#04x})",
             hint="save the request as UTF-8",
         ) from None
+    too_deep = f"--input nests arrays or objects too deeply to read (at most {MAX_NESTING} levels)"
     try:
-        return json.loads(raw)
+        payload = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise errors.UsageError(
             f"--input is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
     except RecursionError:  # json's decoder recurses once per nested array or object
-        raise errors.UsageError("--input nests arrays or objects too deeply to read") from None
+        raise errors.UsageError(too_deep) from None
+    if _nesting(payload) > MAX_NESTING:  # validation and its messages recurse too
+        raise errors.UsageError(too_deep)
+    return payload
+
+
+MAX_NESTING = 64  # a request is a few levels deep; jsonschema recurses per level
+
+
+def _nesting(value: object) -> int:
+    """How deeply arrays and objects nest in a parsed JSON value (walked without recursion)."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        children = (
+            item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        )
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > MAX_NESTING:
+            break
+        todo.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def request_from_options(text: str, o: dict):

@@ -81,6 +81,8 @@ def load_workspace(path: str | Path) -> Workspace:
         data = json.loads(text) if source.suffix == ".json" else tomllib.loads(text)
     except (UnicodeDecodeError, json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"workspace {source} is not valid: {exc}") from None
+    except RecursionError:  # json's decoder recurses once per nested array or object
+        raise UsageError(f"workspace {source} nests arrays or objects too deeply") from None
     entries = data.get("repo") if isinstance(data, dict) else None
     if not isinstance(entries, list) or not entries:
         raise UsageError(f"workspace {source} lists no [[repo]] entries")

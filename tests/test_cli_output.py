@@ -152,9 +152,13 @@ def test_integral_floats_are_integers_and_deep_nesting_is_bad_input(repo, tmp_pa
     request.write_text(json.dumps({"query": "zebra", "top": 2.5}))
     code, out, err = pix("query", "--input", str(request), cwd=repo)
     assert code == 2 and "invalid request at top: 2.5 is not of type 'integer'" in err
-    done = run_bytes("query", "--input", "-", cwd=repo, stdin=b"[" * 100_000)
-    assert done.returncode == 2, done.stderr
-    assert done.stderr == b"pix: error: --input nests arrays or objects too deeply to read\n"
+    deep = b'{"query": "zebra", "repos": ' + b"[" * 980 + b"]" * 980 + b"}"
+    for stdin in (b"[" * 100_000, deep):  # too deep to parse; parsed, too deep to validate
+        done = run_bytes("query", "--input", "-", cwd=repo, stdin=stdin)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr == (
+            b"pix: error: --input nests arrays or objects too deeply to read (at most 64 levels)\n"
+        )
 
 
 def run_bytes(*args: str, cwd, stdin: bytes | None = None, env: dict | None = None):

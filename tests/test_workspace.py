@@ -86,3 +86,9 @@ def test_db_names_are_made_valid_from_any_folder_name(tmp_path):
     with pytest.raises(UsageError, match="has the name '.x'") as bad:
         load_workspace(tmp_path / "pix.toml")
     assert "starts with a letter or digit" in bad.value.hint
+
+
+def test_a_workspace_file_nested_too_deeply_is_a_usage_error(tmp_path):
+    (tmp_path / ".pix-workspace.json").write_text("[" * 100_000)
+    with pytest.raises(UsageError, match="nests arrays or objects too deeply"):
+        load_workspace(tmp_path)
