@@ -8,7 +8,7 @@ import json
 
 import jsonschema
 import pytest
-from conftest import pix
+from conftest import pix, write
 
 FILLER = "\n".join(f"filler_{i} = {i}" for i in range(5, 30))
 SOURCE = (
@@ -221,6 +221,13 @@ def test_a_file_name_with_a_newline_is_quoted_in_text_output(make_repo, index):
     assert code == 0 and f"next read: {quoted} lines 1-2" in out
     code, out, err = pix("query", "newline_func", "--json", cwd=repo)
     assert json.loads(out)["results"][0]["path"] == "new\nline.py"
+    # named as a copy, or as cut by the budget: quoted too
+    write(repo, {"copy.py": "def newline_func():\n    pass\n"})
+    index(repo, embed=False)
+    code, out, err = pix("query", "newline_func", cwd=repo)
+    assert code == 0 and f"(same text at {quoted})" in out
+    code, out, err = pix("query", "newline_func", "--file", "--max-characters", "1", cwd=repo)
+    assert code == 0 and out.count("\n") == 2 and "cut by the budget: " in out
 
 
 def test_a_nul_in_the_query_separates_words(repo, tmp_path):

@@ -32,6 +32,7 @@ from pix.discover.scope import (
 from pix.discover.verify import Excerpt, FileResult, Matcher
 from pix.errors import UsageError
 from pix.index import locate
+from pix.output.render import shown_path
 from pix.snapshot import changed_files, select_snapshot
 from pix.store import open_store, sql
 from pix.store.db import Store
@@ -305,8 +306,8 @@ def _run_cell(
             except TimeoutError:  # a pattern that backtracks without end (pix/discover/verify.py)
                 cell.status = "timeout"
                 cell.reason = (
-                    f"the time budget ran out matching {path} ({i} of {len(paths)} candidate "
-                    "files verified)"
+                    f"the time budget ran out matching {shown_path(path)} ({i} of {len(paths)} "
+                    "candidate files verified)"
                 )
                 return True
             results[sha] = result

@@ -46,7 +46,8 @@ def _copies(paths: tuple[str, ...]) -> str:
     if not paths:
         return ""
     more = len(paths) - HEADER_COPIES
-    shown = ", ".join(paths[:HEADER_COPIES]) + (f" and {more} more" if more > 0 else "")
+    shown = ", ".join(map(shown_path, paths[:HEADER_COPIES]))
+    shown += f" and {more} more" if more > 0 else ""
     return f" (same text at {shown})"
 
 
@@ -175,7 +176,8 @@ def omitted_line(response: dict) -> str:
     cut = omitted["budget"] or any(r.get("truncated") for r in response["results"])
     if not (omitted["top"] or cut):
         return ""
-    names = ": " + ", ".join(omitted["budgetFiles"]) if omitted.get("budgetFiles") else ""
+    files = omitted.get("budgetFiles")
+    names = ": " + ", ".join(map(shown_path, files)) if files else ""
     lift = "; raise --max-characters (0: no limit) to see all" if cut else ""
     return (
         f"({omitted['top']} more below top, {omitted['budget']} cut by the budget{names}{lift})\n"
