@@ -51,7 +51,9 @@ def select_snapshot(store: Store, target: Target, at: str | None) -> Snapshot:
         if row is None:
             raise NotIndexedError(
                 f"{target.db} holds no work-tree snapshot",
-                hint="run `pix index`, or pass --at with an indexed commit",
+                hint="pass --at with an indexed commit: a bare repository has no work tree"
+                if target.bare
+                else "run `pix index`, or pass --at with an indexed commit",
             )
         return _snapshot(row, None)
     sha = _resolve_at(store, target, at)

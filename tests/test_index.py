@@ -283,6 +283,8 @@ def test_a_bare_repository_indexes_commits_not_git_internals(make_repo, tmp_path
     assert [r["path"] for r in out["results"]] == ["a.py"]
     paths = rows(bare / ".pix.db", "SELECT path FROM snapshot_file")
     assert paths == [("a.py",)]
+    code, out, err = pix("query", "KEPT_NAME", cwd=bare)  # no --at: nothing to `pix index`
+    assert code == 3 and "a bare repository has no work tree" in err
 
 
 @pytest.mark.parametrize("rev", ["main", "HEAD~1", "a1b2c3d4e5f6..HEAD"])
