@@ -12,6 +12,7 @@ status: every shard's `pix status`, or why it has none, with its freshness.
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 from pix.errors import PixError
@@ -110,11 +111,13 @@ def discover_shards(
     selected = list(workspace.select(repos).shards)
     parse_request(request)  # a bad request is refused once; what fails after is a shard's
     answers: dict[str, dict | PixError] = {}
+    started = time.monotonic()  # one time budget for all the shards, as for one database
     for shard in selected:
         try:
             answers[shard.name] = discover(
-                request, db=str(shard.db), cwd=str(shard.root or shard.db.parent), reveal=reveal
-            )
+                request, db=str(shard.db), cwd=str(shard.root or shard.db.parent),
+                reveal=reveal, started=started,
+            )  # fmt: skip
         except PixError as exc:  # its folder or database: named in warnings, as query does
             answers[shard.name] = exc
     raise_if_none(answers, selected)

@@ -568,3 +568,26 @@ def test_the_term_sets_read_the_rarest_terms_within_their_budget(tmp_path, monke
         assert cut.df == whole.df and cut.held == (("quokka",),)
     finally:
         engine.close()
+
+
+def test_discover_across_a_workspace_spends_one_time_budget(tmp_path):
+    # Each shard used to start its own clock: a pattern that backtracks without end cost every
+    # shard the whole budget, one after another. The first shard spends it; the second starts
+    # after it is spent and verifies no file.
+    for name in ("one", "two"):
+        index_repository(str(new_repo(tmp_path / name, {"a.txt": "a" * 38 + "!\n"})), embed=False)
+    (tmp_path / "pix.toml").write_text('[[repo]]\npath = "one"\n\n[[repo]]\npath = "two"\n')
+    request = json.dumps(
+        {
+            "queries": [{"id": "slow", "pattern": "(a|aa)+$", "mode": "regex"}],
+            "timeBudgetMs": 300,
+            "outputMode": "detailed",
+        }
+    )
+    code, out, err = pix_json(
+        "discover", "--input", "-", "--workspace", str(tmp_path), "--json", stdin=request
+    )
+    assert code == 0, err
+    cells = {r["name"]: r["response"]["matrix"][0] for r in out["repos"]}
+    assert cells["one"]["status"] == "timeout" and "matching a.txt" in cells["one"]["reason"]
+    assert cells["two"]["status"] == "timeout" and "after 0 of 1" in cells["two"]["reason"]

@@ -108,12 +108,18 @@ class Hit:
 
 
 def discover(
-    request: dict, db: str | None = None, cwd: str | None = None, reveal: bool = False
+    request: dict,
+    db: str | None = None,
+    cwd: str | None = None,
+    reveal: bool = False,
+    started: float | None = None,
 ) -> dict:
     """Run one discovery request (schema/discover-request.v1.json) against the index of the
     repository at `cwd` (or its database `db`) and return the response dict. Excerpts show
-    secrets masked unless `reveal` (the CLI's owner-only --show-secrets)."""
-    started = time.monotonic()
+    secrets masked unless `reveal` (the CLI's owner-only --show-secrets). `started`
+    (time.monotonic()): when the time budget began, if before this call (a workspace's shards
+    share one budget)."""
+    started = time.monotonic() if started is None else started
     req = parse_request(request)
     if isinstance(request, dict) and request.get("repos"):
         raise UsageError(
