@@ -118,5 +118,11 @@ def changed_files(store: Store, target: Target, snapshot: Snapshot) -> list[str]
         now = scan.worktree_stats(root, then, excluded)
     else:
         now = {e.path: (e.size, e.mtime_ns) for e in scan.list_folder(root, excluded).entries}
-    now = {stored_path(path): stat for path, stat in now.items()}
+    # A name that is not UTF-8 is stored escaped (`caf\\xe9.py`), which a real file may be
+    # named too: two files behind one stored name cannot be told apart, so it reads as changed.
+    stored: dict[str, tuple[int, int]] = {}
+    for path, stat in now.items():
+        key = stored_path(path)
+        stored[key] = (-1, -1) if key in stored else stat  # no file's stat: always changed
+    now = stored
     return sorted(p for p in now.keys() | then.keys() if now.get(p) != then.get(p))

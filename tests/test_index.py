@@ -208,6 +208,18 @@ def test_a_name_that_is_not_utf8_is_skipped_and_the_rest_indexed(make_repo, inde
     assert plain.files == 1 and plain.skipped == {"unreadable": 1}
 
 
+def test_a_real_file_named_like_an_escaped_name_is_never_taken_for_unchanged(make_repo, index):
+    # `caf\\xe9.py` is both the escaped form of a latin-1 name and a valid UTF-8 name: with
+    # both files there, one stored name stands for two, and it must read as changed (else an
+    # edit to the real file would go unseen).
+    repo = make_repo({"caf\\xe9.py": "REAL_NAME = 1\n"})
+    (Path(os.fsdecode(os.fsencode(repo) + b"/caf\xe9.py"))).write_text("HIDDEN_NAME = 2\n")
+    commit(repo)
+    index(repo, embed=False)
+    code, out, _ = pix_json("status", "--json", cwd=repo)
+    assert code == 0 and out["workTree"]["changedPaths"] == ["caf\\xe9.py"]
+
+
 def test_non_git_folder_honours_gitignore_and_noise(tmp_path, index):
     folder = tmp_path / "plain"
     write(
