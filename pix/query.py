@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import ClassVar
 
 import apsw
 import numpy as np
 
-from pix.errors import UsageError
+from pix.errors import NotIndexedError, UsageError
 from pix.index import index_repository, locate
 from pix.ingest import redact, scan
 from pix.ingest.embed import check_identity, model_identity, quantize
@@ -285,6 +286,14 @@ def refresh_first(
             return None, []
     elif not request.refresh:
         return None, None
+    elif (other := _other_tree(engine)) is not None:
+        # `--db` names another repository's database (its tree is on this machine): indexing
+        # this folder into it would add a snapshot that answers every later query instead.
+        warnings.append(
+            f"refresh skipped: {engine.target.db} indexes {other}, not {engine.target.root}; "
+            "run `pix index` there to refresh it"
+        )
+        return None, None
     target = engine.target
     engine.store.close()
     # No quick_check on every refresh: the engine checks when SQL fails (answer).
@@ -296,6 +305,20 @@ def refresh_first(
     if changed:
         refreshed.update(changed=len(changed), changedPaths=changed[:CHANGED_PATHS_SHOWN])
     return refreshed, []
+
+
+def _other_tree(engine: QueryEngine) -> str | None:
+    """The folder of the work-tree snapshot this database answers from when it is not the
+    engine's own and exists here; None otherwise (a copied database whose tree is elsewhere
+    is refreshed from this one, as before)."""
+    with engine.store.read():
+        try:
+            snapshot = select_snapshot(engine.store, engine.target, None)
+        except NotIndexedError:
+            return None
+    if snapshot.root == str(engine.target.root) or not Path(snapshot.root).is_dir():
+        return None
+    return snapshot.root
 
 
 def retrieve(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -421,3 +422,30 @@ def test_top_out_of_range_warns_on_stderr_and_still_answers(repo):
     everything = run_json(CELSIUS, "--top", "100", "--no-content", cwd=repo)
     assert everything["warnings"] == []
     assert response["results"] == everything["results"]
+
+
+def test_refresh_never_indexes_another_folder_into_a_repositorys_database(make_repo, tmp_path):
+    # `--db A/.pix.db --refresh` run from another folder indexed that folder into A's database,
+    # whose new snapshot then answered every later query. A's tree is here: it is skipped with
+    # a warning. A copied database whose tree is not here is still refreshed from this folder.
+    repo = make_repo({"m.py": "def apple_function():\n    pass\n"})
+    code, _, err = pix("index", "--static-only", cwd=repo)
+    assert code == 0, err
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "stray.py").write_text("def unrelated():\n    pass\n")
+    db = str(repo / ".pix.db")
+    code, out, err = pix_json("query", "apple", "--db", db, "--refresh", "--json", cwd=elsewhere)
+    assert code == 0, err
+    assert [r["path"] for r in out["results"]] == ["m.py"] and "refreshed" not in out
+    assert any(w.startswith("refresh skipped: ") for w in out["warnings"])
+    code, out, err = pix_json("status", "--db", db, "--json", cwd=elsewhere)
+    assert [s["root"] for s in out["snapshots"]] == [str(repo)]
+    copied = tmp_path / "copied.db"
+    shutil.copy(db, copied)
+    shutil.rmtree(repo)  # the copy's tree is not on this machine: refresh indexes this folder
+    code, out, err = pix_json(
+        "query", "unrelated", "--db", str(copied), "--refresh", "--json", cwd=elsewhere
+    )
+    assert code == 0, err
+    assert out["refreshed"]["files"] == 1 and out["results"][0]["path"] == "stray.py"
