@@ -141,8 +141,6 @@ def plan_narrowing(matcher: Matcher) -> Narrowing:
     h = matcher.hypothesis
     if matcher.error:
         return Narrowing("scan", reason="not run: " + matcher.error)
-    if "\x00" in h.pattern:  # a NUL would end FTS5's reading of the trigram query
-        return Narrowing("scan", reason="a NUL in the pattern: every file in the roots is read")
     if matcher.nested_set:  # `re` would require fragments that the matcher does not
         return Narrowing(
             "scan", reason="a set within a set ([[:alpha:]]): every file in the roots is read"

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 
+from pix.store.fts import fts_string
+
 MIN_FRAGMENT = 3  # the trigram tokenizer indexes nothing shorter
 # Escapes that stand for one literal character.
 _CHAR_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v", "a": "\a"}
@@ -72,7 +74,7 @@ def fts_expression(plan: list[list[str]]) -> str:
         for fragment in fragments:
             for i in range(len(fragment) - MIN_FRAGMENT + 1):
                 trigrams[fragment[i : i + MIN_FRAGMENT]] = None
-        ands = " AND ".join('"' + t.replace('"', '""') + '"' for t in trigrams)
+        ands = " AND ".join(map(fts_string, trigrams))
         ors.append(f"({ands})")
     return " OR ".join(ors)
 

@@ -43,6 +43,7 @@ from pix.retrieve.hits import Hit
 from pix.retrieve.route import Route
 from pix.store import codec, phrase_sql, sql
 from pix.store.db import Store
+from pix.store.fts import fts_string
 
 CHANNEL = "phrase"
 MIN_CHARS = 12
@@ -148,7 +149,7 @@ def _pattern(text: str) -> re.Pattern[str]:
 def fts_phrase(text: str) -> str:
     """The FTS5 query for a phrase: its tokens in a row, in the chunk text column (FTS5 cuts
     the quoted string with the table's own tokenizer, so the tokens are the index's)."""
-    return 'text : "' + text.replace('"', '""') + '"'
+    return "text : " + fts_string(text)
 
 
 def find(

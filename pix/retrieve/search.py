@@ -13,6 +13,7 @@ from pix.retrieve.priors import ROLE_FACTORS, path_role
 from pix.retrieve.route import SQL_CHANNELS, Route
 from pix.store import search_sql
 from pix.store.db import Store
+from pix.store.fts import fts_string
 
 DEPTH = 200  # candidates per channel
 PATH_DEPTH = 20  # files the path channel may name
@@ -33,7 +34,7 @@ def _int8(vector: np.ndarray | None, dims: int) -> bytes:
 
 def fts_query(terms: list[str]) -> str:
     """An FTS5 OR-query of quoted terms; quotes keep FTS5 syntax out of user text."""
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+    return " OR ".join(map(fts_string, terms))
 
 
 STATEMENTS = {
