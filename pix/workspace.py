@@ -118,29 +118,25 @@ def _shards(entries: list, base: Path, where: str) -> tuple[Shard, ...]:
         if host is not None and (not isinstance(host, str) or not host):
             raise UsageError(f"{where}: entry {number} has the host {host!r}")
         shards.append(Shard(name, root, db, host))
-    seen: dict[str, Shard] = {}
-    files: dict[Path, Shard] = {}
+    named: dict[Path, str] = {}  # database -> the name it was given first
+    from_files = where == "--db"  # --db names each database after its file: no `name` there
     for shard in shards:
-        if shard.db in files and files[shard.db].name != shard.name:
-            raise UsageError(
-                f"{where}: {files[shard.db].name} and {shard.name} are one database, "
-                f"{shard.db}: every answer would come twice",
-                hint="list it once",
-            )
-        files[shard.db] = shard
-        if shard.name in seen:
-            same = seen[shard.name].db == shard.db
-            if where == "--db":  # names come from the files: only another file name helps
-                hint = "give it once" if same else "use a workspace file to name each"
-            else:
-                hint = "list it once" if same else "give each a `name`"
+        if shard.db in named:  # one file twice: every answer would come twice
+            first = named[shard.db]
             what = (
                 f"the database {shard.db} is given twice"
-                if same
-                else (f"two repositories are named {shard.name}")
+                if first == shard.name
+                else f"{first} and {shard.name} are one database, {shard.db}"
             )
-            raise UsageError(f"{where}: {what}", hint=hint)
-        seen[shard.name] = shard
+            raise UsageError(
+                f"{where}: {what}", hint="give it once" if from_files else "list it once"
+            )
+        if shard.name in named.values():
+            raise UsageError(
+                f"{where}: two repositories are named {shard.name}",
+                hint="use a workspace file to name each" if from_files else "give each a `name`",
+            )
+        named[shard.db] = shard.name
     return tuple(shards)
 
 
