@@ -369,8 +369,8 @@ def retrieve(
         )
     if r.weights["dense"] > 0:
         static_searched = static if static_vector is not None else 0
-        static_on = r.weights["static"] > 0 and static and engine.static_current()
-        unknown = bool(static_on) and static_vector is None  # no word the static tier knows
+        # Searchable, yet no vector: the static tier knows none of the question's words.
+        unknown = static_vector is None and static_searchable(engine, r, static)
         warnings.extend(
             refine.coverage_warning(chunks, embedded, static_searched, refined, unknown)
         )
@@ -407,11 +407,17 @@ def query_vectors(
     vector = static_vector = None
     if r.weights["dense"] > 0 and embedded:
         vector = quantize(embed_query(engine.embedder(), query, r.shape))[0]
-    if r.weights["static"] > 0 and static and engine.static_current():
+    if static_searchable(engine, r, static):
         static_vector = quantize(embed_static(engine.static_embedder(), query, r.shape))[0]
     vector = vector if vector is not None and vector.any() else None
     static_vector = static_vector if static_vector is not None and static_vector.any() else None
     return vector, static_vector
+
+
+def static_searchable(engine: QueryEngine, r: Route, static: int) -> bool:
+    """Whether the static tier searches this route: weighed, with vectors in the snapshot, of
+    the table the engine's static model makes."""
+    return r.weights["static"] > 0 and static > 0 and engine.static_current()
 
 
 def run_query(

@@ -180,14 +180,13 @@ def coverage_warning(
             "`pix index` finishes embedding"
         )
     elif not embedded:
-        reach = (
-            f"covers only {refined:,} of this question's best candidates, which the "
-            "transformer read on the spot,"
-            if refined
-            else "is off for this question"
-            if unknown_words
-            else "is off"
-        )
+        if refined:
+            reach = (
+                f"covers only {refined:,} of this question's best candidates, which the "
+                "transformer read on the spot,"
+            )
+        else:
+            reach = "is off for this question" if unknown_words else "is off"
         tier = ", and the static tier knows none of this question's words" if unknown_words else ""
         said = (
             f"no chunk is embedded yet{tier}; meaning-based search {reach} until `pix index` "
