@@ -120,8 +120,8 @@ def discover(
     (time.monotonic()): when the time budget began, if before this call (a workspace's shards
     share one budget)."""
     started = time.monotonic() if started is None else started
-    req = parse_request(request)
-    if isinstance(request, dict) and request.get("repos"):
+    req = parse_request(request)  # a dict, validated
+    if request.get("repos"):
         raise UsageError(
             "repos names repositories of a workspace; this answers for one database",
             hint="pix discover --workspace W, or pix mcp --workspace W",

@@ -54,7 +54,7 @@ def repeat_copies(parsed: object) -> int:
             most = max(most, repeat_copies(arg[1]))
         elif op is re._parser.GROUPREF_EXISTS:
             most = max([most, *(repeat_copies(b) for b in arg[1:] if b is not None)])
-        elif op is getattr(re._parser, "ATOMIC_GROUP", None):
+        elif op is re._parser.ATOMIC_GROUP:
             most = max(most, repeat_copies(arg))
     return most
 
