@@ -54,6 +54,7 @@ from pix.retrieve.phrase import CHANNEL as PHRASE
 from pix.retrieve.route import CHANNELS
 from pix.static_tier import embed_static, forget_other_static_table
 from pix.store import open_store
+from pix.store.db import MIGRATION_APPLIED
 from pix.store.sql import SNAPSHOT_COUNTS
 
 SNAPSHOTS = "SELECT id FROM snapshot ORDER BY id"
@@ -218,9 +219,8 @@ def indexed_commits(db: Path) -> set[str]:
 
     conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
     try:
-        columns = {row[1] for row in conn.execute("PRAGMA table_info(snapshot_file)")}
-        if "recent_commits" not in columns:
-            return set()
+        if conn.execute(MIGRATION_APPLIED, (COUNTS_MIGRATION,)).fetchone() is None:
+            return set()  # written before the counts: none of its snapshots has them
         rows = conn.execute(COUNTED_COMMITS).fetchall()
     finally:
         conn.close()
@@ -244,6 +244,7 @@ def embedded_short(db: Path) -> set[str]:
     return out
 
 
+COUNTS_MIGRATION = "008_recent_commits"
 COUNTED_COMMITS = """
 SELECT commit_sha FROM snapshot
 WHERE kind = 'commit'

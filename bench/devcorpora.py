@@ -82,6 +82,19 @@ def git_out(git_dir: Path, *args: str) -> str:
     ).stdout
 
 
+def commit_tree(tree: Path, message: str) -> None:
+    """Make `tree` a git repository of one commit holding every file in it, ignore rules or
+    not (a snapshot's tree as committed; bench.onedb_bench's trees side by side)."""
+    _git(tree, "init", "-q")
+    _git(tree, "add", "-A", "-f")
+    _git(
+        tree,
+        "-c", "user.name=bench", "-c", "user.email=bench@localhost",
+        "-c", "commit.gpgsign=false",
+        "commit", "-qm", message, "--no-verify", "--allow-empty",
+    )  # fmt: skip
+
+
 def snapshot(repo: str, sha: str) -> Path:
     """A one-commit git repository whose tree is exactly `sha`'s tree in `repo`."""
     target = cache_dir() / "snapshots" / f"{repo.replace('/', '+')}-{sha[:12]}"
@@ -105,14 +118,7 @@ def snapshot(repo: str, sha: str) -> Path:
                     ["git", "--git-dir", str(source), "--work-tree", str(tree), *args],
                     env=env, check=True, capture_output=True,
                 )  # fmt: skip
-            _git(tree, "init", "-q")
-            _git(tree, "add", "-A", "-f")
-            _git(
-                tree,
-                "-c", "user.name=bench", "-c", "user.email=bench@localhost",
-                "-c", "commit.gpgsign=false",
-                "commit", "-qm", f"{repo}@{sha}", "--no-verify", "--allow-empty",
-            )  # fmt: skip
+            commit_tree(tree, f"{repo}@{sha}")
             (tree / ".git" / MARKER).write_text(f"{repo}@{sha}\n")
             if target.exists():
                 shutil.rmtree(target)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -32,6 +31,7 @@ from pathlib import Path
 from bench import corpora, devcorpora, metrics, quality
 from bench.shards_bench import request, shard_sets
 from pix.index import index_repository
+from pix.ingest.scan import git
 from pix.query import QueryEngine
 from pix.shards import ShardSet, query_shards
 from pix.workspace import Shard, Workspace
@@ -43,30 +43,20 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _git(root: Path, *args: str) -> bytes:
-    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True).stdout
-
-
 def one_repository(shards: list[Shard], target: Path) -> Path:
     """A git repository holding every shard's tracked files under `<shard name>/`, committed
-    once (as devcorpora.snapshot commits a tree: every file, ignore rules or not)."""
+    once (devcorpora.commit_tree)."""
     tree = target / "tree"
     if (tree / ".git").exists():
         return tree
     building = target / "tree.partial"
     shutil.rmtree(building, ignore_errors=True)
     for shard in shards:
-        for raw in _git(shard.root, "ls-files", "-z").split(b"\0"):
-            if not raw:
-                continue
-            path = raw.decode()
+        for path in filter(None, git(shard.root, "ls-files", "-z").decode().split("\0")):
             source, copy = shard.root / path, building / shard.name / path
             copy.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, copy, follow_symlinks=False)
-    _git(building, "init", "-q")
-    _git(building, "add", "-A", "-f")
-    _git(building, "-c", "user.name=bench", "-c", "user.email=bench@example.invalid",
-         "commit", "-q", "-m", "the 20 development repositories")  # fmt: skip
+    devcorpora.commit_tree(building, "the 20 development repositories")
     building.rename(tree)
     return tree
 
