@@ -250,10 +250,10 @@ def all_hits(db: Path, corpus: Path, query: dict) -> dict[str, set[int]]:
         rows = store.conn.execute(sql.DISCOVER_FILES, (snapshot.id,)).fetchall()
         ids = trigram.candidate_ids(store, narrowing.expression) if narrowing.expression else None
         found: dict[str, set[int]] = {}
-        for path, sha, text_id, _ in rows:
-            if ids is not None and text_id is not None and text_id not in ids:
+        for path, _, blob_id, _ in rows:
+            if ids is not None and blob_id not in ids:
                 continue
-            result = matcher.scan(trigram.read_text(store, text_id, sha), PER_FILE, 80)
+            result = matcher.scan(trigram.read_text(store, blob_id), PER_FILE, 80)
             if result.lines:
                 found[path] = set(result.lines)
         return found
