@@ -31,7 +31,7 @@ from pix import __version__, alias, interrupt
 from pix.errors import NotIndexedError, PixError, UsageError, as_pix_error
 from pix.index import index_repository, locate
 from pix.pack import PackRequest
-from pix.query import QueryEngine, QueryRequest
+from pix.query import QueryEngine, QueryRequest, other_tree
 from pix.shards import ShardSet, query_shards
 from pix.workspace import Workspace
 
@@ -373,11 +373,20 @@ class PixMcp:
         return discover(args, db=self.db, cwd=self.cwd)
 
     def _index(self, args: dict) -> dict:
-        try:
-            embedder = self._open().embedder()
-        except NotIndexedError:
-            embedder = None  # the first index: index_repository loads the model itself
         target = locate(self.cwd, self.db)
+        try:
+            engine = self._open()
+        except NotIndexedError:
+            engine = None  # the first index: index_repository loads the model itself
+        if engine is not None and (other := other_tree(engine)) is not None:
+            # `--db` names another repository's database (its tree is on this machine): the
+            # server's folder indexed into it would answer every later query instead, and the
+            # agent could not tell. A query's refresh skips it for the same reason.
+            raise UsageError(
+                f"{target.db} indexes {other}, not {target.root}",
+                hint=f"run `pix index` in {other}, or start `pix mcp` there",
+            )
+        embedder = engine.embedder() if engine is not None else None
         return index_repository(str(target.root), str(target.db), embedder=embedder).describe()
 
     def _answer(self, request: QueryRequest) -> dict:

@@ -286,7 +286,7 @@ def refresh_first(
             return None, []
     elif not request.refresh:
         return None, None
-    elif (other := _other_tree(engine)) is not None:
+    elif (other := other_tree(engine)) is not None:
         # `--db` names another repository's database (its tree is on this machine): indexing
         # this folder into it would add a snapshot that answers every later query instead.
         warnings.append(
@@ -307,7 +307,7 @@ def refresh_first(
     return refreshed, []
 
 
-def _other_tree(engine: QueryEngine) -> str | None:
+def other_tree(engine: QueryEngine) -> str | None:
     """The folder of the work-tree snapshot this database answers from when it is not the
     engine's own and exists here; None otherwise (a copied database whose tree is elsewhere
     is refreshed from this one, as before)."""

@@ -441,3 +441,28 @@ def test_discover_tool_answers_what_the_cli_answers(indexed):
         assert tools["discover"].output_schema == bundled("discover-response.v1.json")
         message, _ = await error(client, "discover", {**request, "repos": ["web"]})
         assert message.startswith("repos names repositories of a workspace")
+
+
+def test_the_index_tool_never_indexes_another_folder_into_a_repositorys_database(
+    make_repo, tmp_path
+):
+    # `pix mcp --db A/.pix.db` started in another folder: the index tool indexed that folder
+    # into A's database, whose new snapshot then answered every later query. A's tree is here,
+    # so the call is refused as a query's refresh skips it; queries still answer from A.
+    repo = make_repo({"hello.py": GREETING})
+    code, _, err = pix("index", "--static-only", cwd=repo)
+    assert code == 0, err
+    elsewhere = make_repo({"stray.py": "def unrelated():\n    pass\n"})
+    db = repo / ".pix.db"
+
+    @serve(elsewhere, "--db", str(db))
+    async def _(client: Client) -> None:
+        text, structured = await error(client, "index", {})
+        assert text.splitlines()[0] == f"{db} indexes {repo}, not {elsewhere}"
+        assert structured["error"]["code"] == "bad_input"
+        response = (await call(client, "query", {"query": "say hello", "mode": "file"}))["json"]
+        assert [r["file"] for r in response["results"]] == ["hello.py"]
+
+    code, out, err = pix("status", "--db", str(db), "--json", cwd=elsewhere)
+    assert code == 0, err
+    assert [s["root"] for s in json.loads(out)["snapshots"]] == [str(repo)]
