@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from bench import corpora, devcorpora, metrics, quality
-from bench.shards_bench import request, shard_sets
+from bench.shards_bench import request, shard_sets, with_questions
 from pix.index import index_repository
 from pix.ingest.scan import git
 from pix.query import QueryEngine
@@ -89,9 +89,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mirrors", help="folder of <owner>+<name>/repo bare git dirs")
     parser.add_argument("--queries", type=int, default=100, help="queries per set")
     parser.add_argument("--skip", type=int, default=0, help="leave out each set's first N")
+    parser.add_argument(
+        "--questions",
+        action="store_true",
+        help="ask the developers' questions (bench/devsets/questions), not the commit subjects",
+    )
     args = parser.parse_args(argv)
     devcorpora.set_mirrors(args.mirrors)
     sets = shard_sets()
+    if args.questions:
+        sets = with_questions(sets)
     shards = [shard for shard, _ in sets]
     tree, db = one_database(shards)
     workspace = Workspace(None, tuple(shards))
@@ -99,6 +106,8 @@ def main(argv: list[str] | None = None) -> None:
     one = QueryEngine(db=str(db), cwd=str(tree))
     runs: dict[str, dict[str, list]] = {s: {} for s in SYSTEMS}
     for shard, qs in sets:
+        if not qs[args.skip : args.skip + args.queries]:
+            continue  # a repository without questions is only asked across the others
         t0 = time.perf_counter()
         alone = shipped.engines[shard.name]
         for system in SYSTEMS:
@@ -115,7 +124,8 @@ def main(argv: list[str] | None = None) -> None:
             f"{time.perf_counter() - t0:.0f} s")  # fmt: skip
     shipped.close()
     one.close()
-    print(f"Static-only databases; {sum(len(r) for r in runs['alone'].values())} questions.\n")
+    asked = "developers' questions" if args.questions else "commit subjects"
+    print(f"Static-only databases; {sum(len(r) for r in runs['alone'].values())} {asked}.\n")
     head = "| repository | queries |" + "".join(f" {s} MRR@10 | nDCG@10 |" for s in SYSTEMS)
     print(head + " foreign first, as shipped | foreign first, one database |")
     print("|---|---:|" + "---:|" * (2 * len(SYSTEMS) + 2))

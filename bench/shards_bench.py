@@ -118,6 +118,18 @@ def shard_sets() -> list[tuple[Shard, list[dict]]]:
     return mixed
 
 
+def with_questions(sets: list[tuple[Shard, list[dict]]]) -> list[tuple[Shard, list[dict]]]:
+    """The same shards, each asked the developers' questions of its repository
+    (bench/devsets/questions; written by people reading the code, at the same pinned commits)
+    instead of its commit subjects; a repository without questions stays in the workspace
+    as a shard that is never asked."""
+    _, qs = devsets.load_set("questions")
+    by_set: dict[str, list[dict]] = {}
+    for q in qs:
+        by_set.setdefault(q["set"], []).append(q)
+    return [(shard, by_set.get(shard.name, [])) for shard, _ in sets]
+
+
 def _spread(n: int) -> list[int]:
     """0, n-1, 1, n-2, ...: smallest, largest, next smallest, ..."""
     lo, hi, out = 0, n - 1, []
@@ -278,6 +290,8 @@ def quality_rows(
     rows = []
     routed: list[tuple[str, tuple, tuple]] = []
     for shard, qs in sets:
+        if not qs[skip : skip + per_set]:
+            continue
         engine = shards.engines[shard.name]
         alone, across, chosen = [], {b: [] for b in betas}, []
         shallow: dict[int, list] = {d: [] for d in depths}
@@ -412,11 +426,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--history", action="store_true", help="ask with each repository's commit counts"
     )
+    parser.add_argument(
+        "--questions",
+        action="store_true",
+        help="ask the developers' questions (bench/devsets/questions), not the commit subjects",
+    )
     args = parser.parse_args(argv)
     if args.history and not args.no_latency:
         parser.error("--history measures quality: add --no-latency")
     devcorpora.set_mirrors(args.mirrors)
     sets = shard_sets()
+    if args.questions:
+        sets = with_questions(sets)
+        print("The developers' questions (--questions), not the commit subjects.\n")
     history = History(sets) if args.history else None
     if history:
         sets = history.sets

@@ -1,6 +1,7 @@
 """bench/shards_bench.py's routing table: where the question's own repository stood."""
 
-from bench.shards_bench import ROUTING_GROUPS, routing_group, routing_table
+from bench.shards_bench import ROUTING_GROUPS, routing_group, routing_table, with_questions
+from pix.workspace import Shard
 
 LARGEST, HALF, TENTH, BELOW = ROUTING_GROUPS
 
@@ -37,3 +38,13 @@ def test_table_pools_each_group():
     assert lines[2] == f"| {LARGEST} | 2 | 0.667 | 1.000 | 0.500 |"
     assert lines[3] == f"| {TENTH} | 1 | 0.333 | 1.000 | 0.000 |"
     assert len(lines) == 4  # groups without questions are left out
+
+
+def test_with_questions_asks_each_repository_its_developers_questions(tmp_path):
+    shards = [Shard(name, tmp_path / name, tmp_path / f"{name}.db") for name in ("tmux", "click")]
+    asked = with_questions([(shard, [{"query": "a commit subject"}]) for shard in shards])
+    assert [shard for shard, _ in asked] == shards
+    tmux, click = (qs for _, qs in asked)
+    assert len(tmux) == 30 and {q["set"] for q in tmux} == {"tmux"}
+    assert {q["kind"] for q in tmux} == {"symbol", "concept", "architecture"}
+    assert click == []  # no developers' questions: a shard that is never asked
