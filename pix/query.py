@@ -15,7 +15,7 @@ import apsw
 import numpy as np
 
 from pix.errors import NotIndexedError, UsageError
-from pix.index import index_repository, locate
+from pix.index import Target, index_repository, locate
 from pix.ingest import redact, scan
 from pix.ingest.embed import check_identity, model_identity, quantize
 from pix.output.budget import apply_budget
@@ -316,9 +316,14 @@ def other_tree(engine: QueryEngine) -> str | None:
             snapshot = select_snapshot(engine.store, engine.target, None)
         except NotIndexedError:
             return None
-    if snapshot.root == str(engine.target.root) or not Path(snapshot.root).is_dir():
+    return _tree_elsewhere(snapshot, engine.target)
+
+
+def _tree_elsewhere(snapshot: Snapshot, target: Target) -> str | None:
+    """The work tree a snapshot indexes when it is on this machine and not `target`'s."""
+    if snapshot.kind != "worktree" or snapshot.root == str(target.root):
         return None
-    return snapshot.root
+    return snapshot.root if Path(snapshot.root).is_dir() else None
 
 
 def retrieve(
@@ -341,6 +346,16 @@ def retrieve(
                 f"{len(changed)} file(s) changed since this snapshot was indexed ({sample}); "
                 "run with --refresh or `pix index` to include them"
             )
+        elif (elsewhere := _tree_elsewhere(snapshot, target)) is not None:
+            # `--db` names another repository's database: its own tree can still be stale,
+            # and only `pix index` there brings it up to date (refresh_first skips it).
+            stale = changed_files(store, locate(elsewhere, str(target.db)), snapshot)
+            if stale:
+                sample = ", ".join(stale[:3]) + (" …" if len(stale) > 3 else "")
+                warnings.append(
+                    f"{len(stale)} file(s) changed in {elsewhere} since this snapshot was "
+                    f"indexed ({sample}); run `pix index` there to include them"
+                )
     if store.meta(content.REDACT_VERSION_KEY) != str(redact.VERSION):
         warnings.append(
             "this database was masked by another version of the secret detector; "

@@ -441,6 +441,12 @@ def test_refresh_never_indexes_another_folder_into_a_repositorys_database(make_r
     assert any(w.startswith("refresh skipped: ") for w in out["warnings"])
     code, out, err = pix_json("status", "--db", db, "--json", cwd=elsewhere)
     assert [s["root"] for s in out["snapshots"]] == [str(repo)]
+    # The database's own tree changed: said, with where to re-index it (not --refresh).
+    (repo / "m.py").write_text("def apple_function():\n    return 'changed'\n")
+    code, out, err = pix_json("query", "apple", "--db", db, "--json", cwd=elsewhere)
+    assert code == 0, err
+    stale = f"1 file(s) changed in {repo} since this snapshot was indexed (m.py); "
+    assert stale + "run `pix index` there to include them" in out["warnings"]
     copied = tmp_path / "copied.db"
     shutil.copy(db, copied)
     shutil.rmtree(repo)  # the copy's tree is not on this machine: refresh indexes this folder
