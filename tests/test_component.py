@@ -131,6 +131,32 @@ def test_the_projects_own_name_counts_only_as_a_file_name(tmp_path: Path, embedd
     assert scoped == []
 
 
+def test_a_path_of_folders_names_its_last_folder_not_the_first(tmp_path: Path) -> None:
+    # `helper/route: ...` names src/helper/route/: its file takes the whole vote, where it
+    # shared one with every file under src/helper/ (hono's subject ranked helper/dev first).
+    helpers = {f"src/helper/{name}/index.ts": f"export const {name} = 1\n" for name in HELPERS}
+    # (more files besides, so that `helper` is not the project's own name: SHARED)
+    others = {f"src/{name}.ts": f"export class {name.title()} {{}}\n" for name in OTHERS}
+    root = new_repo(tmp_path / "helpers", {**helpers, **others})
+    index_repository(str(root), embed=False)
+    conn = apsw.Connection(str(root / ".pix.db"), flags=apsw.SQLITE_OPEN_READONLY)
+    (snapshot,) = conn.execute("SELECT max(id) FROM snapshot").fetchone()
+    files = component.component_files(conn, snapshot, "helper/route: fix the type errors", None)
+    assert [(f.path, f.share) for f in files] == [
+        ("src/helper/route/index.ts", 1.0),
+        *(
+            (f"src/helper/{name}/index.ts", 1 / 3) for name in ("dev", "html", "cookie")
+        ),  # shorter paths first
+    ]
+    # One folder named: its files share the vote alike, as before.
+    files = component.component_files(conn, snapshot, "helper: fix the type errors", None)
+    assert sorted(f.share for f in files) == [0.25] * 4
+
+
+HELPERS = ("route", "dev", "cookie", "html")
+OTHERS = ("router", "context", "request", "response", "compose")
+
+
 def test_names() -> None:
     assert component.names("trie-router: fix") == [("trierouter", ["trie", "trierouter"])]
     assert [n for n, _ in component.names("utils/cookie.ts: set priority")] == ["utils", "cookie"]

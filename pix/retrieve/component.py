@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 
 import apsw
 
@@ -120,11 +121,10 @@ def component_files(
     if len(matched) > SHARED * total:
         matched = {p: m for p, m in matched.items() if m[1]}
     # A name many files share says less about which of them changed: each so named file or
-    # folder's file takes an equal part of a whole vote.
-    files = sum(is_file for _, is_file in matched.values())
-    folder_files = len(matched) - files
+    # folder's file takes an equal part of a whole vote, shared with the files that match as
+    # many of the names (`helper/route: ...` names src/helper/route/, not all of src/helper/).
+    alike = Counter(matched.values())
     ranked = sorted(matched, key=lambda p: (-matched[p][0], not matched[p][1], len(p), p))
     return [
-        NamedFile(p, float(matched[p][0]), None, 1.0 / (files if matched[p][1] else folder_files))
-        for p in ranked[:LIMIT]
+        NamedFile(p, float(matched[p][0]), None, 1.0 / alike[matched[p]]) for p in ranked[:LIMIT]
     ]
