@@ -33,6 +33,7 @@ from pix.index import index_repository, locate
 from pix.pack import PackRequest
 from pix.query import QueryEngine, QueryRequest, other_tree
 from pix.shards import ShardSet, query_shards
+from pix.snapshot import reindex_command
 from pix.workspace import Workspace
 
 # An agent's context is precious: no answer is longer than this unless the call asks for more.
@@ -384,7 +385,7 @@ class PixMcp:
             # agent could not tell. A query's refresh skips it for the same reason.
             raise UsageError(
                 f"{target.db} indexes {other}, not {target.root}",
-                hint=f"run `pix index` in {other}, or start `pix mcp` there",
+                hint=f"run `{reindex_command(other, target.db)}` in {other}",
             )
         embedder = engine.embedder() if engine is not None else None
         return index_repository(str(target.root), str(target.db), embedder=embedder).describe()

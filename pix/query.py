@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import ClassVar
 
 import apsw
 import numpy as np
 
-from pix.errors import NotIndexedError, UsageError
-from pix.index import Target, index_repository, locate
+from pix.errors import UsageError
+from pix.index import index_repository, locate
 from pix.ingest import redact, scan
 from pix.ingest.embed import check_identity, model_identity, quantize
 from pix.output.budget import apply_budget
@@ -30,7 +29,14 @@ from pix.retrieve.rank import arrange, rescore
 from pix.retrieve.route import CHANNELS, Route, route
 from pix.retrieve.search import DEPTH, RRF_K, register_functions, search
 from pix.schemas import JsonRequest
-from pix.snapshot import Snapshot, changed_files, select_snapshot
+from pix.snapshot import (
+    Snapshot,
+    changed_files,
+    reindex_command,
+    select_snapshot,
+    stale_elsewhere,
+)
+from pix.snapshot import other_tree as snapshot_other_tree
 from pix.store import codec, content, open_store, search_sql, sql
 from pix.store.db import Store
 
@@ -291,7 +297,7 @@ def refresh_first(
         # this folder into it would add a snapshot that answers every later query instead.
         warnings.append(
             f"refresh skipped: {engine.target.db} indexes {other}, not {engine.target.root}; "
-            "run `pix index` there to refresh it"
+            f"run `{reindex_command(other, engine.target.db)}` in {other} to refresh it"
         )
         return None, None
     target = engine.target
@@ -308,22 +314,10 @@ def refresh_first(
 
 
 def other_tree(engine: QueryEngine) -> str | None:
-    """The folder of the work-tree snapshot this database answers from when it is not the
-    engine's own and exists here; None otherwise (a copied database whose tree is elsewhere
-    is refreshed from this one, as before)."""
+    """The folder this database indexes when it is another folder's on this machine
+    (pix.snapshot.other_tree): never refreshed from here."""
     with engine.store.read():
-        try:
-            snapshot = select_snapshot(engine.store, engine.target, None)
-        except NotIndexedError:
-            return None
-    return _tree_elsewhere(snapshot, engine.target)
-
-
-def _tree_elsewhere(snapshot: Snapshot, target: Target) -> str | None:
-    """The work tree a snapshot indexes when it is on this machine and not `target`'s."""
-    if snapshot.kind != "worktree" or snapshot.root == str(target.root):
-        return None
-    return snapshot.root if Path(snapshot.root).is_dir() else None
+        return snapshot_other_tree(engine.store, engine.target)
 
 
 def retrieve(
@@ -346,16 +340,8 @@ def retrieve(
                 f"{len(changed)} file(s) changed since this snapshot was indexed ({sample}); "
                 "run with --refresh or `pix index` to include them"
             )
-        elif (elsewhere := _tree_elsewhere(snapshot, target)) is not None:
-            # `--db` names another repository's database: its own tree can still be stale,
-            # and only `pix index` there brings it up to date (refresh_first skips it).
-            stale = changed_files(store, locate(elsewhere, str(target.db)), snapshot)
-            if stale:
-                sample = ", ".join(stale[:3]) + (" …" if len(stale) > 3 else "")
-                warnings.append(
-                    f"{len(stale)} file(s) changed in {elsewhere} since this snapshot was "
-                    f"indexed ({sample}); run `pix index` there to include them"
-                )
+        elif not request.refresh:  # (a refresh skipped for this reason said so already)
+            warnings.extend(stale_elsewhere(store, target, snapshot))
     if store.meta(content.REDACT_VERSION_KEY) != str(redact.VERSION):
         warnings.append(
             "this database was masked by another version of the secret detector; "

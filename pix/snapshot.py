@@ -6,8 +6,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from pix.errors import NotIndexedError, UsageError
-from pix.index import Target, excluded_paths, stored_path
+from pix.errors import NotIndexedError, PixError, UsageError
+from pix.index import Target, excluded_paths, locate, stored_path
 from pix.ingest import scan
 from pix.store import search_sql, sql
 from pix.store.db import Store
@@ -99,10 +99,67 @@ def _nearest_indexed_ancestor(store: Store, target: Target, sha: str) -> str | N
     return None
 
 
+def same_folder(root: str, folder: Path) -> bool:
+    """Whether a snapshot's root is `folder` (resolved), under its name or through a link."""
+    return root == str(folder) or Path(root).resolve() == folder
+
+
+def tree_elsewhere(snapshot: Snapshot, target: Target) -> str | None:
+    """The folder of the work tree `snapshot` indexes when the database is another folder's
+    (`--db` names a database outside this one) and that folder is on this machine; else None.
+    A database inside this folder is this folder's, wherever its snapshots were made: a
+    repository copied with its .pix.db (`cp -r proj proj-experiment`) refreshes into it."""
+    if snapshot.kind == "commit":
+        return None
+    return _elsewhere(snapshot.root, target)
+
+
+def other_tree(store: Store, target: Target) -> str | None:
+    """tree_elsewhere of the snapshot a query would read, or, for a database of commits only,
+    the folder they were indexed in. Call it inside `store.read()`."""
+    try:
+        return tree_elsewhere(select_snapshot(store, target, None), target)
+    except NotIndexedError:
+        row = store.conn.execute(search_sql.NEWEST_SNAPSHOT_ROOT).fetchone()
+        return _elsewhere(row[0], target) if row else None
+
+
+def _elsewhere(root: str, target: Target) -> str | None:
+    if target.db.is_relative_to(target.root) or same_folder(root, target.root):
+        return None
+    return root if Path(root).is_dir() else None
+
+
+def reindex_command(folder: str, db: Path) -> str:
+    """What brings `db`'s snapshot of `folder` up to date, to be run in `folder`."""
+    return "pix index" if db == Path(folder) / ".pix.db" else f"pix index --db {db}"
+
+
+def stale_elsewhere(store: Store, target: Target, snapshot: Snapshot) -> list[str]:
+    """Warnings for a database that is another folder's (tree_elsewhere): its own tree may
+    have moved on, and only an index there brings it up to date. Advice only: a tree git
+    cannot read stays unsaid rather than failing the query."""
+    elsewhere = tree_elsewhere(snapshot, target)
+    if elsewhere is None:
+        return []
+    try:
+        stale = changed_files(store, locate(elsewhere, str(target.db)), snapshot)
+    except PixError:
+        return []
+    if not stale:
+        return []
+    sample = ", ".join(stale[:3]) + (" …" if len(stale) > 3 else "")
+    return [
+        f"{len(stale)} file(s) changed in {elsewhere} since this snapshot was indexed "
+        f"({sample}); run `{reindex_command(elsewhere, target.db)}` in {elsewhere} to "
+        "include them"
+    ]
+
+
 def changed_files(store: Store, target: Target, snapshot: Snapshot) -> list[str]:
     """Paths added, removed or modified in the work tree since the snapshot was indexed,
     judged by size and mtime (no file is read). Empty when the snapshot is not of this tree."""
-    if snapshot.kind == "commit" or snapshot.root != str(target.root):
+    if snapshot.kind == "commit" or not same_folder(snapshot.root, target.root):
         return []
     root = Path(snapshot.root)
     excluded = excluded_paths(target)

@@ -446,7 +446,7 @@ def test_refresh_never_indexes_another_folder_into_a_repositorys_database(make_r
     code, out, err = pix_json("query", "apple", "--db", db, "--json", cwd=elsewhere)
     assert code == 0, err
     stale = f"1 file(s) changed in {repo} since this snapshot was indexed (m.py); "
-    assert stale + "run `pix index` there to include them" in out["warnings"]
+    assert stale + f"run `pix index` in {repo} to include them" in out["warnings"]
     copied = tmp_path / "copied.db"
     shutil.copy(db, copied)
     shutil.rmtree(repo)  # the copy's tree is not on this machine: refresh indexes this folder
@@ -455,3 +455,49 @@ def test_refresh_never_indexes_another_folder_into_a_repositorys_database(make_r
     )
     assert code == 0, err
     assert out["refreshed"]["files"] == 1 and out["results"][0]["path"] == "stray.py"
+
+
+def test_another_folders_database_is_told_apart_from_this_folders_own(make_repo, tmp_path):
+    # The rule of the test above for a plain folder, a database kept outside its repository
+    # and one holding commits only; a repository copied with its database is its own.
+    plain, other = tmp_path / "plain", tmp_path / "other"
+    for folder, text in ((plain, "def apple_function():\n    pass\n"), (other, "x = 1\n")):
+        folder.mkdir()
+        (folder / "m.py").write_text(text)
+    assert pix("index", "--static-only", cwd=plain)[0] == 0
+    db = str(plain / ".pix.db")
+    code, out, err = pix_json("query", "apple", "--db", db, "--refresh", "--json", cwd=other)
+    assert code == 0, err
+    assert "refreshed" not in out and any(
+        w.startswith("refresh skipped: ") for w in out["warnings"]
+    )
+    (plain / "m.py").write_text("def apple_function():\n    return 'changed'\n")
+    code, out, err = pix_json("query", "apple", "--db", db, "--json", cwd=other)
+    assert any(w.startswith(f"1 file(s) changed in {plain} ") for w in out["warnings"]), out
+
+    # A database outside its repository: the advice names it.
+    repo = make_repo({"m.py": "def apple_function():\n    pass\n"}, name="kept")
+    kept = tmp_path / "dbs" / "kept.db"
+    assert pix("index", "--static-only", "--db", str(kept), cwd=repo)[0] == 0
+    (repo / "m.py").write_text("def apple_function():\n    return 'changed'\n")
+    code, out, err = pix_json("query", "apple", "--db", str(kept), "--json", cwd=other)
+    advice = f"run `pix index --db {kept}` in {repo} to include them"
+    assert any(w.endswith(advice) for w in out["warnings"]), out
+
+    # Commits only: no work-tree snapshot to answer from, and none of this folder is added.
+    commits = make_repo({"m.py": "def apple_function():\n    pass\n"}, name="commits")
+    assert pix("index", "--static-only", "--at", "HEAD", cwd=commits)[0] == 0
+    cdb = str(commits / ".pix.db")
+    code, out, err = pix_json("query", "apple", "--db", cdb, "--refresh", "--json", cwd=other)
+    assert code == 3, err
+    code, out, err = pix_json("status", "--db", cdb, "--json", cwd=other)
+    assert [s["kind"] for s in out["snapshots"]] == ["commit"]
+
+    # A repository copied with its database (`cp -r`): the copy's database, refreshed here.
+    copy = tmp_path / "copy"
+    shutil.copytree(repo, copy)
+    shutil.copy(kept, copy / ".pix.db")
+    code, out, err = pix_json("query", "apple", "--refresh", "--json", cwd=copy)
+    assert code == 0, err
+    assert out["refreshed"]["files"] == 1
+    assert not any(w.startswith("refresh skipped") for w in out["warnings"])
