@@ -501,3 +501,20 @@ def test_another_folders_database_is_told_apart_from_this_folders_own(make_repo,
     assert code == 0, err
     assert out["refreshed"]["files"] == 1
     assert not any(w.startswith("refresh skipped") for w in out["warnings"])
+
+
+def test_a_folder_moved_behind_a_link_is_still_its_own_tree(make_repo):
+    # Indexed at real/, then moved with a link left at real/: the snapshot's folder is the
+    # same folder, so its changes are seen and a refresh indexes it.
+    repo = make_repo({"m.py": "def apple_function():\n    pass\n"}, name="real")
+    assert pix("index", "--static-only", cwd=repo)[0] == 0
+    moved = repo.with_name("moved")
+    repo.rename(moved)
+    repo.symlink_to(moved, target_is_directory=True)
+    (moved / "m.py").write_text("def apple_function():\n    return 'changed'\n")
+    code, out, err = pix_json("query", "apple", "--json", cwd=moved)
+    assert code == 0, err
+    assert any(w.startswith("1 file(s) changed since this snapshot") for w in out["warnings"])
+    code, out, err = pix_json("query", "apple", "--refresh", "--json", cwd=moved)
+    assert code == 0, err
+    assert out["refreshed"]["files"] == 1 and out["warnings"] == []
