@@ -61,6 +61,17 @@ def test_failing_clipboard_leaves_one_json_document(repo):
     assert err == "pix: error: clipboard command 'false' exited 1\n"
 
 
+@pytest.mark.parametrize("setting", ["'unbalanced", "   "])
+def test_an_unreadable_clipboard_setting_is_the_same_one_line_error(repo, setting):
+    # An unbalanced quote made shlex raise: exit 1 and a second JSON document on stdout.
+    code, out, err = pix(
+        "query", "zebra", "--copy", "--json", cwd=repo, env={"PIX_CLIPBOARD": setting}
+    )
+    assert code == 2
+    assert "results" in json.loads(out)
+    assert err.startswith("pix: error: ") and err.count("\n") == 1 and "Traceback" not in err
+
+
 def test_context_lines_count_lines_as_the_chunker_does(repo):
     code, out, err = pix(
         "query", "zebra_unicorn_target", "--top", "1", "--context-lines", "2", "--json", cwd=repo

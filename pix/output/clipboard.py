@@ -27,7 +27,13 @@ CANDIDATES = (
 def backend() -> list[str]:
     configured = os.environ.get("PIX_CLIPBOARD")
     if configured:
-        return shlex.split(configured)
+        try:
+            command = shlex.split(configured)
+        except ValueError as exc:  # an unbalanced quote: the setting, not pix, is wrong
+            raise ClipboardError(f"PIX_CLIPBOARD cannot be read as a command: {exc}") from None
+        if not command:
+            raise ClipboardError("PIX_CLIPBOARD names no command (it holds only spaces)")
+        return command
     for command in CANDIDATES:
         if shutil.which(command[0]):
             return command
