@@ -238,7 +238,9 @@ def add_at(
     name: str, spec: object, force: bool = False, db: str | None = None, cwd: str | None = None
 ) -> dict:
     with opened(db, cwd) as store:
-        return add(store, name, spec, force)
+        saved = add(store, name, spec, force)
+        store.check_not_moved(f"saving alias {name!r}")  # (`pix index --rebuild` meanwhile)
+        return saved
 
 
 def show_at(name: str, db: str | None = None, cwd: str | None = None) -> dict:
@@ -253,4 +255,6 @@ def list_at(db: str | None = None, cwd: str | None = None) -> dict:
 
 def remove_at(name: str, db: str | None = None, cwd: str | None = None) -> dict:
     with opened(db, cwd) as store:
-        return remove(store, name)
+        removed = remove(store, name)
+        store.check_not_moved(f"removing alias {name!r}")
+        return removed

@@ -1,8 +1,9 @@
 """The `pix` command: parse, call one application function, render. Nothing else lives here.
 
 Exit codes: 0 ok, 1 unexpected, 2 bad usage or input, 3 no index or no such snapshot,
-4 unusable database, 130 interrupted. With --json (or --format json) a failure prints the error
-envelope of schema/error.v1.json on stdout.
+4 unusable database, 5 conflict (another pix held or replaced the database), 130 interrupted.
+With --json (or --format json) a failure prints the error envelope of schema/error.v1.json on
+stdout.
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 Exit codes (every command):
   0 ok · 1 unexpected · 2 bad usage or input · 3 no index or no such snapshot · 4 unusable database
+  · 5 conflict: another pix holds the database's write lock, or replaced the file meanwhile
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ EXIT_UNEXPECTED = 1
 EXIT_USAGE = 2
 EXIT_NOT_FOUND = 3
 EXIT_DATABASE = 4
+EXIT_CONFLICT = 5
 
 
 class PixError(Exception):
@@ -56,6 +58,15 @@ class DatabaseError(PixError):
     code = "unusable_database"
 
 
+class ConflictError(PixError):
+    """Another pix got in the way: it holds the write lock past the wait, or replaced the
+    file while this one wrote (`pix index --rebuild`). Nothing is wrong with the input or
+    the database; running again succeeds."""
+
+    exit_code = EXIT_CONFLICT
+    code = "conflict"
+
+
 def as_pix_error(exc: BaseException) -> PixError:
     """The one-line error a front end (CLI, MCP) reports for any exception."""
     import apsw
@@ -65,5 +76,5 @@ def as_pix_error(exc: BaseException) -> PixError:
     if isinstance(exc, apsw.CorruptError | apsw.NotADBError):
         return DatabaseError(f"the database is corrupt: {exc}")
     if isinstance(exc, apsw.BusyError):
-        return PixError("the database is busy (another pix is writing); try again")
+        return ConflictError("the database is busy (another pix is writing); try again")
     return PixError(f"unexpected {type(exc).__name__}: {exc}")

@@ -7,17 +7,24 @@ database is deleted or rebuilt while a real MCP stdio server has it open.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import anyio
 import apsw
 import pytest
-from conftest import AREA, GEOMETRY, GREETING, indexed_repo, new_repo, pix, pix_json
+from conftest import AREA, GEOMETRY, GIT_ENV, GREETING, indexed_repo, new_repo, pix, pix_json
 from test_interrupt import assert_complete, code_files, count
 from test_mcp import call, connect, error
+
+from pix import alias
+from pix.index import index_repository
+from pix.store.rebuild import rebuild
 
 FILES = {"shapes/geometry.py": GEOMETRY, "hello.py": GREETING}
 
@@ -240,3 +247,49 @@ def test_a_whole_database_in_a_folder_that_cannot_be_written_is_not_called_corru
     finally:
         subprocess.run(undo, check=True)
     assert digest(folder / ".pix.db") == before
+
+
+def test_rebuild_keeps_the_aliases_saved_while_it_built(env):
+    # The aliases were read when the rebuild started and the new file swapped in at the end:
+    # one saved or removed meanwhile was lost, its command having said it was done.
+    repo, db = env
+    assert pix("alias", "add", "kept", "say hello", cwd=repo)[0] == 0
+    assert pix("alias", "add", "dropped", "area", cwd=repo)[0] == 0
+
+    def build(fresh: Path) -> None:
+        index_repository(str(repo), str(fresh), embed=False)
+        # meanwhile, another pix changes the aliases of the database in use
+        alias.add_at("added", {"query": "shapes and areas", "mode": "file"}, cwd=str(repo))
+        alias.remove_at("dropped", cwd=str(repo))
+
+    rebuild(db, build)
+    code, out, err = pix_json("alias", "list", "--json", cwd=repo)
+    assert code == 0, err
+    assert [a["name"] for a in out["aliases"]] == ["added", "kept"]
+
+
+def test_an_alias_written_to_a_file_rebuilt_meanwhile_is_an_error_not_a_success(env):
+    # `pix alias add` waits for another writer's lock; `pix index --rebuild` replaces the file
+    # meanwhile. The alias then went to the replaced file: exit 5, never "saved".
+    repo, db = env
+    holder = apsw.Connection(str(db))
+    holder.execute("BEGIN IMMEDIATE")
+    waiting = subprocess.Popen(
+        [sys.executable, "-P", "-m", "pix.cli", "alias", "add", "late", "area", "--json"],
+        cwd=repo, env={**os.environ, **GIT_ENV}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        time.sleep(1.5)  # the command is waiting for the lock
+        code, report, err = pix_json("index", "--rebuild", "--static-only", "--json", cwd=repo)
+        assert code == 0, err
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    out, err = waiting.communicate(timeout=120)
+    assert waiting.returncode == 5, (out, err)
+    envelope = json.loads(out)
+    assert envelope["error"]["code"] == "conflict"
+    assert "was replaced while saving alias 'late'" in envelope["error"]["message"]
+    code, out, _ = pix_json("alias", "list", "--json", cwd=repo)
+    assert "late" not in [a["name"] for a in out["aliases"]]

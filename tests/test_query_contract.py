@@ -9,6 +9,7 @@ import json
 import re
 from pathlib import Path
 
+import apsw
 import jsonschema
 import pytest
 from conftest import TABLES, WEATHER, git, new_repo, where
@@ -323,6 +324,7 @@ def test_invalid_requests_are_refused_naming_the_field(payload, field):
         (errors.UsageError("bad", hint="try this"), "bad_input", 2),
         (errors.NotIndexedError("missing", hint="pix index"), "not_indexed", 3),
         (errors.DatabaseError("corrupt"), "unusable_database", 4),
+        (errors.ConflictError("busy"), "conflict", 5),
     ],
 )
 def test_error_envelopes_validate(error, code, exit_code):
@@ -337,3 +339,9 @@ def test_a_failing_query_raises_an_error_whose_envelope_validates(repo):
     with pytest.raises(UsageError) as caught:
         ask(repo, at="main")
     assert problems(Validator(ERROR_SCHEMA), caught.value.envelope()) == []
+
+
+def test_a_write_lock_held_past_the_wait_is_a_conflict_not_unexpected():
+    error = errors.as_pix_error(apsw.BusyError("database is locked"))
+    assert (error.code, error.exit_code) == ("conflict", 5)
+    assert error.message == "the database is busy (another pix is writing); try again"

@@ -19,7 +19,7 @@ import apsw
 import sqlite_vec
 
 from pix import interrupt
-from pix.errors import DatabaseError, NotIndexedError, PixError
+from pix.errors import ConflictError, DatabaseError, NotIndexedError, PixError
 from pix.paths import MIGRATIONS_DIR
 from pix.store import codec
 
@@ -121,7 +121,7 @@ class Store:
                 hint="run `pix index` in the repository",
             )
         if moved == "replaced":
-            raise PixError(
+            raise ConflictError(
                 f"the database {self.path} was replaced while {doing}; the change went to the "
                 "file it replaced, not to the one there now",
                 hint="run it again",

@@ -74,6 +74,12 @@ def rebuild(db: Path, build: Callable[[Path], T]) -> tuple[T, Salvage]:
     _remove(fresh)  # left by a killed rebuild
     try:
         result = build(fresh)
+        # Aliases saved or removed while the build ran are in the old file: read them again
+        # at the last moment. A write that lands after this goes to the file being replaced;
+        # its command reports that (Store.check_not_moved) instead of claiming success.
+        latest = salvage(db)
+        if db.exists() and latest.aliases_unreadable is None:
+            found.aliases = latest.aliases
         if found.aliases:
             store = open_store(fresh, create=False)
             try:
