@@ -126,6 +126,26 @@ def test_rebuild_says_so_when_the_saved_aliases_cannot_be_read(env):
     assert_complete(db)
 
 
+def test_a_database_cut_short_is_damaged_and_rebuilt(env):
+    # A file cut short (a full disk, a copy stopped halfway): SQLite cannot read even its
+    # schema. It was called "not a pix database", with advice to delete it, and --rebuild
+    # refused it; it is an SQLite file, so it is damaged and --rebuild replaces it.
+    repo, db = env
+    conn = apsw.Connection(str(db))
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    with db.open("r+b") as fh:
+        fh.truncate(db.stat().st_size * 9 // 10)
+    code, out, err = pix("status", cwd=repo)
+    assert code == 4, err
+    assert "is damaged" in err and "pix index --rebuild" in err and "not a pix" not in err
+    code, report, err = pix_json("index", "--rebuild", "--static-only", "--json", cwd=repo)
+    assert code == 0, err
+    assert report["rebuilt"]["aliasesUnreadable"] and "they are lost" in err
+    code, status, err = pix_json("status", "--json", cwd=repo)
+    assert code == 0 and status["chunks"] > 0, err
+
+
 def test_rebuild_never_replaces_a_file_that_is_not_a_pix_database(env, tmp_path):
     repo, _ = env
     foreign = tmp_path / "foreign.db"

@@ -237,13 +237,33 @@ def _inspect(path: Path, check: bool = False) -> list[str]:
             hint="pix reads the database and writes in its folder: check their permissions, "
             "or copy the database to a writable folder",
         ) from None
-    except SQLITE_FAILURES:
+    except SQLITE_FAILURES as exc:
+        if _sqlite_header(path):
+            # An SQLite file whose schema cannot be read (cut short by a full disk or a copy
+            # that stopped): damaged, and --rebuild may replace it (pix.store.rebuild).
+            raise DamagedDatabaseError(
+                f"the database {path} is damaged ({exc}; its tables cannot be read)",
+                hint="if it is pix's, `pix index --rebuild` builds it anew (its saved aliases "
+                "are lost); if not, pass --db with another file name",
+            ) from None
         raise DatabaseError(
             f"{path} is not a pix database (corrupt or not SQLite)",
             hint="delete it and run pix index again, or pass --db with another file name",
         ) from None
     finally:
         ro.close()
+
+
+class DamagedDatabaseError(DatabaseError):
+    """An SQLite file too damaged to tell whose it is (pix.store.rebuild may replace it)."""
+
+
+def _sqlite_header(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
 
 
 def _connect(path: Path, new: bool = False) -> apsw.Connection:

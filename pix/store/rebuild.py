@@ -17,7 +17,7 @@ from typing import TypeVar
 
 import apsw
 
-from pix.store.db import BUSY_TIMEOUT_MS, _inspect, open_store
+from pix.store.db import BUSY_TIMEOUT_MS, DamagedDatabaseError, _inspect, open_store
 
 SUFFIX = ".rebuild"  # the fresh file: <db>.rebuild, beside the database
 SIDECARS = ("-wal", "-shm", "-journal")
@@ -50,7 +50,11 @@ def salvage(db: Path) -> Salvage:
     """What the old file can still give. A file that is not a pix database (or comes from a
     newer pix) is refused as on every open: --rebuild never replaces someone else's file."""
     found = Salvage()
-    if not db.exists() or not _inspect(db):
+    try:
+        if not db.exists() or not _inspect(db):
+            return found
+    except DamagedDatabaseError as exc:  # damaged past reading whose it is: nothing to keep
+        found.aliases_unreadable = exc.message
         return found
     ro = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
     ro.setbusytimeout(BUSY_TIMEOUT_MS)
