@@ -5,10 +5,11 @@ status (schema/index-response.v1.json, status-response.v1.json)."""
 from __future__ import annotations
 
 import json
+import re
 
 import jsonschema
 import pytest
-from conftest import pix, write
+from conftest import new_repo, pix, write
 
 FILLER = "\n".join(f"filler_{i} = {i}" for i in range(5, 30))
 SOURCE = (
@@ -43,6 +44,36 @@ def test_explain_shows_in_text_output(repo):
     assert "bm25 #" in lines[1] and "dense #" in lines[1]
     plain = pix("query", "zebra unicorn target", "--top", "1", cwd=repo)[1]
     assert "explain:" not in plain
+
+
+SHAPES = "".join(
+    f'def area_{i}(w, h):\n    """Area of shape {i}."""\n    return w * h * {i}\n\n\n'
+    for i in range(30)
+)
+
+
+def test_the_explain_line_adds_up_to_the_score(tmp_path):
+    # The ranking stage's parts (standing out, file evidence) were in the JSON only, so the
+    # text's parts did not add up to the fused score or to the file's.
+    repo = new_repo(tmp_path / "shapes", {"shapes.py": SHAPES, "other.py": "x = 1\n"})
+    assert pix("index", "--static-only", "-q", cwd=repo)[0] == 0
+    for mode in ((), ("--file",)):
+        args = ("query", "area of shape", "--explain", "--no-content", *mode)
+        code, out, err = pix(*args, cwd=repo)
+        assert code == 0, err
+        lines = out.splitlines()
+        explained = [(lines[i - 1], line) for i, line in enumerate(lines) if "explain:" in line]
+        assert explained
+        for header, line in explained:
+            score = float(re.search(r"  score ([\d.]+)", header).group(1))
+            fused, prior = map(float, re.findall(r"fused ([\d.]+) x prior ([\d.]+)", line)[0])
+            parts = [float(x) for x in re.findall(r"\+([\d.]+)", line.split("file evidence")[0])]
+            evidence = [float(x) for x in re.findall(r"file evidence \+([\d.]+)", line)]
+            assert sum(parts) == pytest.approx(fused, abs=1e-4 * len(parts)), line
+            assert fused * prior + sum(evidence) == pytest.approx(score, abs=2e-4), line
+        assert any("standing out +" in line for _, line in explained)
+        if mode:
+            assert any("file evidence +" in line for _, line in explained)
 
 
 def test_format_both_failure_prints_envelope_and_line(repo):

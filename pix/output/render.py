@@ -139,6 +139,12 @@ def explain_line(item: dict) -> str:
             f"{name} #{ch['rank']} score {ch['score']:.3f} weight {ch['weight']:g} "
             f"+{ch['contribution']:.4f}"
         )
+    # The ranking stage's parts (pix/retrieve/rank.py), so that the line adds up: a clear
+    # lead inside the fused score, and in file mode the file's other chunks after the prior.
+    if rank.get("standout"):
+        parts.append(f"standing out +{rank['standout']:.4f}")
+    if rank.get("evidence"):
+        parts.append(f"file evidence +{rank['evidence']:.4f} ({rank['chunks']} chunks)")
     return "   explain: " + "; ".join(parts) + "\n"
 
 
