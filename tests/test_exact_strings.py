@@ -324,3 +324,42 @@ def test_an_issue_reports_quoted_spans_are_left_to_the_issue_route(repo):
     assert all("phrase" not in r["explain"]["channels"] for r in response["results"])
     asked = ask(repo, report, channels=[*NO_PHRASES, "phrase"])  # by name it still runs
     assert any(p["status"] == "matched" for p in asked["explain"]["phrases"])
+
+
+LONE = {
+    "store.py": "import apsw\n\n\ndef connect(path):\n    conn = apsw.Connection(path)\n"
+    "    conn.setbusytimeout(5000)\n    return conn\n",
+    **{
+        f"waits/wait_{n}.py": "".join(
+            f'def set_busy_timeout_{n}_{k}(conn, ms):\n    """Set the busy timeout: wait up to '
+            f'ms milliseconds while the database is busy, then time out."""\n'
+            f"    conn.busy_timeout = ms * {k}\n\n\n"
+            for k in range(8)
+        )
+        for n in range(4)
+    },
+}
+
+
+def test_a_lone_word_defined_nowhere_ranks_the_files_holding_it_first(tmp_path, embedder):
+    # `setbusytimeout` is only called here. On a larger tree (pix's own) the file calling it
+    # came third, below files whose chunks merely read like busy timeouts. Defined nowhere, a
+    # lone word is a phrase: its holders are lifted. A defined name is the definition
+    # step's instead (its callers would bury the definition).
+    root = new_repo(tmp_path / "lone", LONE)
+    index_repository(str(root), embedder=embedder)
+    answer = query(QueryRequest("setbusytimeout", mode="file", top=3, explain=True), cwd=str(root))
+    assert where(answer["results"][0]) == "store.py"
+    assert "phrase" in answer["results"][0]["explain"]["channels"]
+    assert answer["explain"]["phrases"] == [
+        {"text": "setbusytimeout", "source": "query", "status": "matched", "files": 1}
+    ]
+    assert phrase.phrases_of("setbusytimeout") == []  # a lone word only when asked
+    assert [p.text for p in phrase.phrases_of("setbusytimeout", lone_word=True)] == [
+        "setbusytimeout"
+    ]
+    assert phrase.phrases_of("api", lone_word=True) == []  # too short to say where
+    name = "set_busy_timeout_3_2"
+    defined = query(QueryRequest(name, mode="file", top=3, explain=True), cwd=str(root))
+    assert where(defined["results"][0]) == "waits/wait_3.py"
+    assert not defined["explain"].get("phrases")

@@ -16,6 +16,13 @@ has its secrets masked (pix.ingest.mask), so the phrase is masked the same way f
 line holding a secret finds the line showing `[REDACTED:kind]`, and no part of a secret can
 ever match, so what matches cannot spell one out.
 
+A lone word (`lone_word`: the query is one token, such as `setbusytimeout`, that nothing in the
+snapshot defines or declares) is a phrase too: the name is only used here (called, imported,
+configured), and the files that hold it, literally, are what was asked for. The meaning
+channels' weak nearest chunks stood out above them, and the identifier channel matched parts
+of other names. A name defined somewhere is the definition step's and the identifier
+channel's: its callers hold it as often as its definition does.
+
 Which holders count: files of every role but docs. Documentation quotes commit subjects, option
 names and messages verbatim (a changelog lists every change by its subject), so an occurrence
 there says little about where the thing lives: on the commit-subject sets, lifting changelogs
@@ -41,7 +48,7 @@ from pix.ingest.redact import may_hold_secret
 from pix.retrieve import lift
 from pix.retrieve.hits import Hit
 from pix.retrieve.route import Route
-from pix.store import codec, phrase_sql, sql
+from pix.store import codec, define_sql, phrase_sql, sql
 from pix.store.db import Store
 from pix.store.fts import fts_string
 
@@ -49,6 +56,9 @@ CHANNEL = "phrase"
 MIN_CHARS = 12
 MIN_WORDS = 2
 MAX_CHARS = 200
+LONE_WORD_CHARS = 4  # a lone word shorter than this is too common to say where to look
+_QUALIFIER = re.compile(r"\.|::|#|:|->")
+_LONE_WORD = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#|:|->)[A-Za-z_$][\w$]*)*")
 MAX_PHRASES = 8  # quoted spans of a long query: the longest are the most specific
 MAX_FILES = 5
 MAX_CANDIDATES = 500  # chunk rows matching the FTS5 phrase: more, and it is common anyway
@@ -123,10 +133,14 @@ def qualifies(text: str) -> bool:
     )
 
 
-def phrases_of(query: str) -> list[Phrase]:
+def phrases_of(query: str, lone_word: bool = False) -> list[Phrase]:
     """The query's phrases: the whole query if it qualifies, then its quoted spans that do,
-    longest first (at most MAX_PHRASES in all), each once."""
-    candidates = [(query.strip(), "query")]
+    longest first (at most MAX_PHRASES in all), each once. `lone_word`: a query of one name
+    or word, nothing defining it found, is its own phrase."""
+    text = query.strip()
+    if lone_word and is_lone_word(text):
+        return [] if may_hold_secret(text) else [Phrase(text, "query")]
+    candidates = [(text, "query")]
     spans = []
     for m in _QUOTED.finditer(query):
         span = next(g for g in m.groups() if g is not None).strip()
@@ -262,12 +276,32 @@ def rank_phrases(
     return ranked, [r.describe() for r in reports]
 
 
+def is_lone_word(query: str) -> bool:
+    """Whether the query is one name or word (see the module's docstring)."""
+    text = query.strip()
+    return len(text) >= LONE_WORD_CHARS and _LONE_WORD.fullmatch(text) is not None
+
+
+def _defined(store: Store, snapshot_id: int, query: str) -> bool:
+    """Whether the snapshot defines or declares the query's name (its last part), in any
+    file: then the definition answers, which the literal holders would bury (gitsigns'
+    `throttle_async`, assigned as a field, is not the definition step's, and its callers hold
+    the name as often as its definition)."""
+    name = _QUALIFIER.split(query.strip())[-1]
+    params = {
+        "snapshot": snapshot_id, "names": json.dumps([name]), "declared": 1, "paths": None,
+        "unlifted": "[]", "limit": 1,
+    }  # fmt: skip
+    return store.conn.execute(define_sql.DEFINING_CHUNKS, params).fetchone() is not None
+
+
 def holding(
     store: Store, snapshot_id: int, query: str, paths: list[str] | None
 ) -> tuple[list[Phrase], dict[tuple[str, int], Evidence], list[PhraseReport]]:
     """The query's phrases, the chunks holding one (those the step lifts), and what each
     phrase found."""
-    phrases = phrases_of(query)
+    lone = is_lone_word(query) and not _defined(store, snapshot_id, query)
+    phrases = phrases_of(query, lone)
     if not phrases:
         return [], {}, []
     evidence, reports = find(store, snapshot_id, phrases, paths)
