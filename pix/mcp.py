@@ -28,7 +28,7 @@ from mcp.server import Server
 from mcp.server.stdio import stdio_server
 
 from pix import __version__, alias, interrupt
-from pix.errors import NotIndexedError, PixError, UsageError, as_pix_error
+from pix.errors import DatabaseError, NotIndexedError, PixError, UsageError, as_pix_error
 from pix.index import index_repository, locate
 from pix.pack import PackRequest
 from pix.query import QueryEngine, QueryRequest, other_tree
@@ -439,7 +439,16 @@ def serve(
     refresh: bool = True,
     workspace: Workspace | None = None,
 ) -> None:
-    """Serve over stdin/stdout until the client closes stdin. Nothing else may write stdout."""
+    """Serve over stdin/stdout until the client closes stdin. Nothing else may write stdout.
+    A folder or database path that can never serve is refused before serving, as the other
+    commands refuse it, rather than failing every call."""
+    if workspace is None:
+        target = locate(cwd, db)  # UsageError: no such folder, not a folder
+        if target.db.is_dir():
+            raise DatabaseError(
+                f"{target.db} is a folder, not a database file",
+                hint="pass --db with a file name; the first index makes it",
+            )
     tools = PixMcp(db=db, cwd=cwd, refresh=refresh, workspace=workspace)
     server = build_server(tools)
     # On Ctrl-C a server has nothing to unwind that SQLite does not guarantee by itself (a cut

@@ -466,3 +466,13 @@ def test_the_index_tool_never_indexes_another_folder_into_a_repositorys_database
     code, out, err = pix("status", "--db", str(db), "--json", cwd=elsewhere)
     assert code == 0, err
     assert [s["root"] for s in json.loads(out)["snapshots"]] == [str(repo)]
+
+
+def test_a_server_that_could_never_answer_is_refused_before_it_serves(tmp_path):
+    # `pix mcp --cwd FILE` and `--db FOLDER` started and exited 0, then failed every call.
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("x\n")
+    code, out, err = pix("mcp", "--cwd", str(a_file), cwd=tmp_path, stdin="")
+    assert (code, out) == (2, "") and err == f"pix: error: not a folder: {a_file}\n"
+    code, out, err = pix("mcp", "--db", str(tmp_path), cwd=tmp_path, stdin="")
+    assert (code, out) == (4, "") and err.startswith(f"pix: error: {tmp_path} is a folder")
