@@ -209,6 +209,12 @@ class QueryEngine:
         return self.answer(lambda: run_query(self, replace(request), reveal, auto_refresh))
 
 
+# Four times the longest issue report of the development set (8,230 characters): a pasted log
+# of a megabyte took a minute to read (every term looked up, every window embedded), and an MCP
+# server answers one call at a time.
+MAX_QUERY_CHARS = 32_000
+
+
 def check_request(request: QueryRequest, workspace: bool = False) -> list[str]:
     """Refuse what cannot be answered; clamp `top` with a warning (as seed 000 keeps).
     `workspace`: asked across a workspace's shards, where `repos` means something."""
@@ -242,6 +248,12 @@ def check_request(request: QueryRequest, workspace: bool = False) -> list[str]:
         clamped = min(max(request.top, TOP_MIN), TOP_MAX)
         warnings.append(f"top {request.top} is outside {TOP_MIN}-{TOP_MAX}; using {clamped}")
         request.top = clamped
+    if len(request.query) > MAX_QUERY_CHARS:
+        warnings.append(
+            f"the query is {len(request.query):,} characters; pix reads its first "
+            f"{MAX_QUERY_CHARS:,}"
+        )
+        request.query = request.query[:MAX_QUERY_CHARS]
     return warnings
 
 

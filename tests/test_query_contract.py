@@ -345,3 +345,18 @@ def test_a_write_lock_held_past_the_wait_is_a_conflict_not_unexpected():
     error = errors.as_pix_error(apsw.BusyError("database is locked"))
     assert (error.code, error.exit_code) == ("conflict", 5)
     assert error.message == "the database is busy (another pix is writing); try again"
+
+
+def test_a_query_past_the_limit_is_read_up_to_it_and_says_so():
+    # A pasted megabyte of log took a minute (every term looked up, every window embedded).
+    from pix.query import MAX_QUERY_CHARS, check_request
+
+    request = QueryRequest("word " * (MAX_QUERY_CHARS // 5 + 100), mode="file")
+    warnings = check_request(request)
+    assert len(request.query) == MAX_QUERY_CHARS
+    assert warnings == [
+        f"the query is {MAX_QUERY_CHARS + 500:,} characters; pix reads its first "
+        f"{MAX_QUERY_CHARS:,}"
+    ]
+    short = QueryRequest("word " * 10, mode="file")
+    assert check_request(short) == [] and short.query == "word " * 10
