@@ -221,6 +221,13 @@ def check_request(request: QueryRequest, workspace: bool = False) -> list[str]:
     # A NUL ends a string inside SQLite's FTS5 query parser ("unterminated string"): it is no
     # character a question means, so it separates words like a space.
     request.query = request.query.replace("\x00", " ")
+    warnings = []
+    if len(request.query) > MAX_QUERY_CHARS:  # (before the emptiness check: what is read)
+        warnings.append(
+            f"the query is {len(request.query):,} characters; pix reads its first "
+            f"{MAX_QUERY_CHARS:,}"
+        )
+        request.query = request.query[:MAX_QUERY_CHARS]
     if not request.query or not request.query.strip():
         raise UsageError("the query is empty", hint='pix query "what you are looking for"')
     for name, value, allowed in (
@@ -238,7 +245,6 @@ def check_request(request: QueryRequest, workspace: bool = False) -> list[str]:
         raise UsageError("contextLines must be 0 or more")
     if request.max_characters is not None and request.max_characters < 1:
         raise UsageError("maxCharacters must be 1 or more")
-    warnings = []
     if request.repos and not workspace:
         raise UsageError(
             "repos names repositories of a workspace; this answers for one database",
@@ -248,12 +254,6 @@ def check_request(request: QueryRequest, workspace: bool = False) -> list[str]:
         clamped = min(max(request.top, TOP_MIN), TOP_MAX)
         warnings.append(f"top {request.top} is outside {TOP_MIN}-{TOP_MAX}; using {clamped}")
         request.top = clamped
-    if len(request.query) > MAX_QUERY_CHARS:
-        warnings.append(
-            f"the query is {len(request.query):,} characters; pix reads its first "
-            f"{MAX_QUERY_CHARS:,}"
-        )
-        request.query = request.query[:MAX_QUERY_CHARS]
     return warnings
 
 

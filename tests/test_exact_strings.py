@@ -359,6 +359,10 @@ def test_a_lone_word_defined_nowhere_ranks_the_files_holding_it_first(tmp_path, 
         "setbusytimeout"
     ]
     assert phrase.phrases_of("api", lone_word=True) == []  # too short to say where
+    # A file's name is the path channel's, not a lone word.
+    for word in ("store", "store.py"):
+        named = query(QueryRequest(word, mode="file", top=3, explain=True), cwd=str(root))
+        assert not named["explain"].get("phrases"), word
     name = "set_busy_timeout_3_2"
     defined = query(QueryRequest(name, mode="file", top=3, explain=True), cwd=str(root))
     assert where(defined["results"][0]) == "waits/wait_3.py"

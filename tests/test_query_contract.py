@@ -360,3 +360,10 @@ def test_a_query_past_the_limit_is_read_up_to_it_and_says_so():
     ]
     short = QueryRequest("word " * 10, mode="file")
     assert check_request(short) == [] and short.query == "word " * 10
+
+
+def test_a_query_empty_within_the_limit_is_empty():
+    from pix.query import MAX_QUERY_CHARS, check_request
+
+    with pytest.raises(errors.UsageError, match="the query is empty"):
+        check_request(QueryRequest(" " * (MAX_QUERY_CHARS + 1) + "retry", mode="file"))

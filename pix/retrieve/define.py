@@ -63,7 +63,7 @@ _CODE_SHAPED = re.compile(r"[A-Za-z0-9]_|_[A-Za-z0-9]|[a-z0-9][A-Z]|[A-Z][a-z0-9
 _BACKTICKED = re.compile(r"`([^`\n]+)`")
 _WORD = re.compile(r"[\w$]+")
 # A dotted name whose last part is one of these is a file, not a member (`config.toml`).
-_FILE_PARTS = frozenset(
+FILE_PARTS = frozenset(
     """py pyi js jsx mjs cjs ts tsx go rs java kt kts c h cc cpp hpp cs rb php swift sh bash
     zsh fish lua ex exs hs scala sc sbt zig ml mli jl sql md rst txt json yaml yml toml cfg
     ini xml html css scss lock conf""".split()
@@ -110,7 +110,7 @@ def names_of(query: str) -> list[str]:
         parts = _parts(token)
         last = parts[-1]
         if len(parts) > 1:
-            if last.lower() in _FILE_PARTS or len(last) < 2:
+            if last.lower() in FILE_PARTS or len(last) < 2:
                 continue
             name = last
         elif _CODE_SHAPED.search(token) or token in quoted or alone:

@@ -16,12 +16,13 @@ has its secrets masked (pix.ingest.mask), so the phrase is masked the same way f
 line holding a secret finds the line showing `[REDACTED:kind]`, and no part of a secret can
 ever match, so what matches cannot spell one out.
 
-A lone word (`lone_word`: the query is one token, such as `setbusytimeout`, that nothing in the
-snapshot defines or declares) is a phrase too: the name is only used here (called, imported,
-configured), and the files that hold it, literally, are what was asked for. The meaning
-channels' weak nearest chunks stood out above them, and the identifier channel matched parts
-of other names. A name defined somewhere is the definition step's and the identifier
-channel's: its callers hold it as often as its definition does.
+A lone word (`lone_word`: the query is one token, such as `setbusytimeout`) is a phrase too
+when nothing else answers it (`_answered_otherwise`: no file or folder of that name, no
+definition or declaration of it, not a common word): the name is only used here (called,
+imported, configured), and the files that hold it, literally, are what was asked for. The
+meaning channels' weak nearest chunks stood out above them. A defined name is the definition
+step's (its callers hold it as often as its definition does), a module's name the path
+channel's (the files importing it hold it, the module seldom does).
 
 Which holders count: files of every role but docs. Documentation quotes commit subjects, option
 names and messages verbatim (a changelog lists every change by its subject), so an occurrence
@@ -45,7 +46,7 @@ from dataclasses import dataclass, field
 
 from pix.ingest.mask import PLACEHOLDER, mask
 from pix.ingest.redact import may_hold_secret
-from pix.retrieve import lift
+from pix.retrieve import define, evidence, lift
 from pix.retrieve.hits import Hit
 from pix.retrieve.route import Route
 from pix.store import codec, define_sql, phrase_sql, sql
@@ -138,8 +139,9 @@ def phrases_of(query: str, lone_word: bool = False) -> list[Phrase]:
     longest first (at most MAX_PHRASES in all), each once. `lone_word`: a query of one name
     or word, nothing defining it found, is its own phrase."""
     text = query.strip()
-    if lone_word and is_lone_word(text):
-        return [] if may_hold_secret(text) else [Phrase(text, "query")]
+    word = lone_word_of(text) if lone_word else None
+    if word is not None:
+        return [] if may_hold_secret(word) else [Phrase(word, "query")]
     candidates = [(text, "query")]
     spans = []
     for m in _QUOTED.finditer(query):
@@ -276,23 +278,50 @@ def rank_phrases(
     return ranked, [r.describe() for r in reports]
 
 
-def is_lone_word(query: str) -> bool:
-    """Whether the query is one name or word (see the module's docstring)."""
-    text = query.strip()
-    return len(text) >= LONE_WORD_CHARS and _LONE_WORD.fullmatch(text) is not None
+def lone_word_of(query: str) -> str | None:
+    """The query's one name or word (`setbusytimeout`, `` `Obj.method()` ``: backticks and a
+    call's parentheses dropped, as the definition step drops them), or None."""
+    text = query.strip().strip("`").removesuffix("()")
+    if len(text) < LONE_WORD_CHARS or not _LONE_WORD.fullmatch(text):
+        return None
+    return text
 
 
-def _defined(store: Store, snapshot_id: int, query: str) -> bool:
-    """Whether the snapshot defines or declares the query's name (its last part), in any
-    file: then the definition answers, which the literal holders would bury (gitsigns'
-    `throttle_async`, assigned as a field, is not the definition step's, and its callers hold
-    the name as often as its definition)."""
-    name = _QUALIFIER.split(query.strip())[-1]
+# A path component or file name holding the term, in the snapshot: the query names a file or
+# folder (`euckrprober`, `f2py.auxfuncs`), which the path channel answers.
+NAMES_A_PATH = """
+SELECT 1 FROM path_term t JOIN path p ON p.id = t.path_id
+WHERE t.term IN (SELECT value FROM json_each(:terms))
+  AND EXISTS (SELECT 1 FROM snapshot_file f WHERE f.snapshot_id = :snapshot AND f.path = p.path)
+LIMIT 1
+"""
+
+
+def _answered_otherwise(store: Store, snapshot_id: int, word: str) -> bool:
+    """Whether another step answers the lone word better than its literal holders would:
+    - a file or folder it names (the path channel: a module seldom holds its own name, the
+      files importing it do);
+    - a definition or declaration of its last part, in any file (gitsigns' `throttle_async`,
+      assigned as a field, is not the definition step's, and its callers hold the name as
+      often as its definition does);
+    - a word in more chunks than the phrase step would read (`self`, `import`): common, and
+      finding that out reads every candidate first."""
+    parts = [p for p in _QUALIFIER.split(word) if p]
+    if parts[-1].lower() in define.FILE_PARTS:
+        return True  # `auxfuncs.py`: a file name
+    terms = json.dumps([p.lower() for p in parts])
+    if store.conn.execute(NAMES_A_PATH, {"terms": terms, "snapshot": snapshot_id}).fetchone():
+        return True
     params = {
-        "snapshot": snapshot_id, "names": json.dumps([name]), "declared": 1, "paths": None,
-        "unlifted": "[]", "limit": 1,
+        "snapshot": snapshot_id, "names": json.dumps([parts[-1]]), "declared": 1,
+        "paths": None, "unlifted": "[]", "limit": 1,
     }  # fmt: skip
-    return store.conn.execute(define_sql.DEFINING_CHUNKS, params).fetchone() is not None
+    if store.conn.execute(define_sql.DEFINING_CHUNKS, params).fetchone() is not None:
+        return True
+    stats = evidence.term_stats(store.conn)
+    stats.refresh()
+    stem = stats.stem(parts[-1])
+    return stem is not None and stats.doc_count(stem) > MAX_CANDIDATES
 
 
 def holding(
@@ -300,7 +329,8 @@ def holding(
 ) -> tuple[list[Phrase], dict[tuple[str, int], Evidence], list[PhraseReport]]:
     """The query's phrases, the chunks holding one (those the step lifts), and what each
     phrase found."""
-    lone = is_lone_word(query) and not _defined(store, snapshot_id, query)
+    word = lone_word_of(query)
+    lone = word is not None and not _answered_otherwise(store, snapshot_id, word)
     phrases = phrases_of(query, lone)
     if not phrases:
         return [], {}, []

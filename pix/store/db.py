@@ -238,7 +238,9 @@ def _inspect(path: Path, check: bool = False) -> list[str]:
             "or copy the database to a writable folder",
         ) from None
     except SQLITE_FAILURES as exc:
-        if _sqlite_header(path):
+        # Only SQLite's own verdict on the file: an I/O error may pass, and says nothing
+        # about what the file holds.
+        if isinstance(exc, apsw.CorruptError | apsw.NotADBError) and _sqlite_header(path):
             # An SQLite file whose schema cannot be read (cut short by a full disk or a copy
             # that stopped): damaged, and --rebuild may replace it (pix.store.rebuild).
             raise DamagedDatabaseError(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -48,7 +48,9 @@ def fresh_path(db: Path) -> Path:
 
 def salvage(db: Path) -> Salvage:
     """What the old file can still give. A file that is not a pix database (or comes from a
-    newer pix) is refused as on every open: --rebuild never replaces someone else's file."""
+    newer pix) is refused as on every open: --rebuild never replaces someone else's file. An
+    SQLite file damaged past reading its tables cannot say whose it is; it is replaced (the
+    README and the error's hint say so), its aliases lost."""
     found = Salvage()
     try:
         if not db.exists() or not _inspect(db):
@@ -78,28 +80,58 @@ def rebuild(db: Path, build: Callable[[Path], T]) -> tuple[T, Salvage]:
     _remove(fresh)  # left by a killed rebuild
     try:
         result = build(fresh)
-        # Aliases saved or removed while the build ran are in the old file: read them again
-        # at the last moment. A write that lands after this goes to the file being replaced;
-        # its command reports that (Store.check_not_moved) instead of claiming success.
-        latest = salvage(db)
-        if db.exists() and latest.aliases_unreadable is None:
-            found.aliases = latest.aliases
-        if found.aliases:
-            store = open_store(fresh, create=False)
-            try:
-                with store.write() as conn:
-                    conn.executemany(RESTORE_ALIAS, found.aliases)
-            finally:
-                store.close()
-        # A -wal beside the path is read as part of whatever file the path names: the old
-        # file's must not be applied to the new one.
-        for suffix in SIDECARS:
-            Path(str(db) + suffix).unlink(missing_ok=True)
-        os.replace(fresh, db)
+        # Aliases saved or removed while the build ran are in the old file: read them again,
+        # holding its write lock until the new file is in place. A write waiting for the lock
+        # then goes to the replaced file, and its command says so (Store.check_not_moved).
+        with _held(db) as latest:
+            if latest is not None:
+                found.aliases, found.aliases_unreadable = latest, None
+            if found.aliases:
+                store = open_store(fresh, create=False)
+                try:
+                    with store.write() as conn:
+                        conn.executemany(RESTORE_ALIAS, found.aliases)
+                finally:
+                    store.close()
+            # A -wal beside the path is read as part of whatever file the path names: the
+            # old file's must not be applied to the new one.
+            for suffix in SIDECARS:
+                Path(str(db) + suffix).unlink(missing_ok=True)
+            os.replace(fresh, db)
     except BaseException:
         _remove(fresh)
         raise
     return result, found
+
+
+@contextlib.contextmanager
+def _held(db: Path) -> Iterator[list[tuple] | None]:
+    """The old file's aliases, read under its write lock, which is held until the block ends;
+    None when they cannot be read now (the first read's stand, with its reason)."""
+    if not db.exists():
+        yield None
+        return
+    try:
+        conn = apsw.Connection(str(db))
+    except apsw.Error:
+        yield None
+        return
+    try:
+        conn.setbusytimeout(BUSY_TIMEOUT_MS)
+        # Closing must neither checkpoint into nor delete the -wal the path may name by then.
+        conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
+        conn.execute("BEGIN IMMEDIATE")
+        rows = conn.execute(SAVED_ALIASES).fetchall()
+    except apsw.Error:
+        conn.close()
+        yield None
+        return
+    try:
+        yield rows
+    finally:
+        with contextlib.suppress(apsw.Error):
+            conn.execute("ROLLBACK")
+        conn.close()
 
 
 def _remove(path: Path) -> None:
