@@ -24,7 +24,7 @@ import jsonschema
 
 from pix.errors import UsageError
 from pix.index import locate
-from pix.query import QueryEngine, QueryRequest, check_request
+from pix.query import MAX_QUERY_CHARS, QueryEngine, QueryRequest, check_request
 from pix.schemas import bundled
 from pix.store import open_store
 from pix.store.db import Store, now_iso
@@ -101,6 +101,12 @@ def check_spec(spec: object) -> dict:
     if problem:
         raise UsageError(f"alias spec: {problem}")
     request = QueryRequest.from_json(spec)
+    if len(request.query) > MAX_QUERY_CHARS:
+        # A run would read only the start (with a warning each time): save what is read.
+        raise UsageError(
+            f"alias spec: the query is {len(request.query):,} characters; an alias holds at "
+            f"most {MAX_QUERY_CHARS:,}"
+        )
     check_request(replace(request))  # refuse now what every run would refuse
     return spec_of(request)
 

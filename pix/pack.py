@@ -75,6 +75,7 @@ def _run_pack(engine: QueryEngine, request: PackRequest, reveal: bool, auto: boo
     check_pack(request)
     query = request.query_request()
     warnings = check_request(query)
+    request.query = query.query  # the response echoes what was read (a long one is cut)
     counter = Counter(request.unit)
     refreshed, changed = refresh_first(engine, query, warnings, auto)
     redactions = Redactions(reveal)

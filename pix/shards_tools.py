@@ -46,6 +46,7 @@ def pack_shards(
     check_pack(request)
     query = request.query_request()
     warnings = check_request(query, workspace=True)
+    request.query = query.query  # the response echoes what was read (a long one is cut)
     selected = shards.select(query.repos)
     answers, _ = shards.rank(selected, query, auto_refresh, warnings, packing=True)
     merged = merge(answers, [s.name for s in selected], packet.MAX_CANDIDATES)

@@ -286,6 +286,9 @@ def test_add_refuses_what_a_query_would_refuse(env):
     assert code == 2 and "the query is empty" in err
     code, _, err = cli("alias", "add", "chan", AREA, "--channel", "smell", root=root, db=db)
     assert code == 2 and "'smell' is not one of" in err
+    # A run reads a query's first 32,000 characters: an alias saves no more than is read.
+    code, _, err = cli("alias", "add", "long", "word " * 7000, root=root, db=db)
+    assert code == 2 and "an alias holds at most 32,000" in err
     assert stored(db) == {}
 
 

@@ -341,6 +341,16 @@ def test_a_budget_too_small_for_the_best_chunk_says_so_and_cuts_it(shop):
     assert "warning: the budget (3 tokens) is too small for any evidence" in err
 
 
+def test_a_query_past_the_limit_is_cut_and_the_packet_echoes_what_was_read(engine):
+    from pix.query import MAX_QUERY_CHARS
+
+    long = "order total " * (MAX_QUERY_CHARS // 12 + 50)
+    response = run_pack(engine, PackRequest(query=long, budget=200))
+    assert RESPONSE.is_valid(response)
+    assert response["query"] == long[:MAX_QUERY_CHARS]
+    assert any(f"pix reads its first {MAX_QUERY_CHARS:,}" in w for w in response["warnings"])
+
+
 def test_the_same_request_gives_the_same_bytes(shop):
     root, db = shop
     args = ("pack", "restock the warehouse", "--budget", "300", "--format", "json", "--db", str(db))

@@ -244,6 +244,18 @@ def test_pack_across_repositories_cites_each_span_in_its_repository(workspace):
     assert any("is too small for" in w and "weather: " in w for w in small["warnings"])
 
 
+def test_a_workspace_packet_echoes_the_query_it_read(workspace):
+    from pix.query import MAX_QUERY_CHARS
+
+    long = (RAIN + " ") * (MAX_QUERY_CHARS // len(RAIN) + 10)
+    code, out, err = pix_json(
+        "pack", long, "--budget", "100", "--workspace", str(workspace), "--format", "json"
+    )
+    assert code == 0, err
+    assert out["query"] == long[:MAX_QUERY_CHARS]
+    assert any(f"pix reads its first {MAX_QUERY_CHARS:,}" in w for w in out["warnings"])
+
+
 def test_discover_across_repositories(workspace):
     code, out, err = pix_json(
         "discover", "-l", "ws=normalise_whitespace", "--workspace", str(workspace), "--json"
