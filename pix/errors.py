@@ -76,5 +76,8 @@ def as_pix_error(exc: BaseException) -> PixError:
     if isinstance(exc, apsw.CorruptError | apsw.NotADBError):
         return DatabaseError(f"the database is corrupt: {exc}")
     if isinstance(exc, apsw.BusyError):
-        return ConflictError("the database is busy (another pix is writing); try again")
+        return ConflictError(
+            "the database is busy: another process held its lock past the wait; try again",
+            hint="PIX_LOCK_TIMEOUT=SECONDS waits longer than 60 s",
+        )
     return PixError(f"unexpected {type(exc).__name__}: {exc}")

@@ -49,7 +49,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
-from pix.errors import PixError, UsageError
+import apsw
+
+from pix.errors import PixError, UsageError, as_pix_error
 from pix.output.budget import apply_budget
 from pix.output.result import Result
 from pix.output.shown import Redactions
@@ -146,8 +148,8 @@ class ShardSet:
             # of 20 shards would take seconds a question (pix/retrieve/refine.py).
             self.engines[shard.name].refine_top = 0
             self.problems.pop(shard.name, None)
-        except PixError as exc:
-            self.problems[shard.name] = exc
+        except (PixError, apsw.Error) as exc:  # apsw's: busy past the wait, say
+            self.problems[shard.name] = as_pix_error(exc)
 
     def reopen_failed(self) -> None:
         for shard in self.workspace.shards:
@@ -324,8 +326,8 @@ class ShardSet:
                 return self.problems[shard.name]
             try:
                 return work(self.engines[shard.name])
-            except PixError as exc:
-                return exc
+            except (PixError, apsw.Error) as exc:  # one shard's busy lock is its own problem
+                return as_pix_error(exc)
 
         if self.threads <= 1 or len(shards) <= 1:
             return {shard.name: one(shard) for shard in shards}

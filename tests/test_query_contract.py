@@ -344,7 +344,8 @@ def test_a_failing_query_raises_an_error_whose_envelope_validates(repo):
 def test_a_write_lock_held_past_the_wait_is_a_conflict_not_unexpected():
     error = errors.as_pix_error(apsw.BusyError("database is locked"))
     assert (error.code, error.exit_code) == ("conflict", 5)
-    assert error.message == "the database is busy (another pix is writing); try again"
+    assert error.message.startswith("the database is busy: another process held its lock")
+    assert "PIX_LOCK_TIMEOUT" in error.hint
 
 
 def test_a_query_past_the_limit_is_read_up_to_it_and_says_so():

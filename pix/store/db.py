@@ -8,8 +8,10 @@ migrations/, each applied in one transaction and recorded in the `migration` tab
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import re
+import sys
 import time
 from collections.abc import Iterator
 from importlib.resources.abc import Traversable
@@ -19,13 +21,19 @@ import apsw
 import sqlite_vec
 
 from pix import interrupt
-from pix.errors import ConflictError, DatabaseError, NotIndexedError, PixError
+from pix.errors import ConflictError, DatabaseError, NotIndexedError, PixError, UsageError
 from pix.paths import MIGRATIONS_DIR
 from pix.store import codec
 
 # How long a writer waits for another's transaction. The longest is a keyword-phase batch of
 # another `pix index` (chunking up to 400 files under the write lock): seconds on a busy machine.
+# PIX_LOCK_TIMEOUT (seconds) changes it: a script may rather fail fast, exit 5.
 BUSY_TIMEOUT_MS = 60_000
+LOCK_TIMEOUT_ENV = "PIX_LOCK_TIMEOUT"
+# A wait this long is no longer pix's own short transactions: a person at a terminal is told.
+SAY_WAITING_AFTER = 2.0
+# SQLite's own backoff between tries (sqliteDefaultBusyCallback), in seconds.
+BUSY_DELAYS = (0.001, 0.002, 0.005, 0.01, 0.015, 0.02, 0.025, 0.025, 0.025, 0.05, 0.05, 0.1)
 
 SCHEMA_RETRIES = 5
 SQLITE_FAILURES = (apsw.NotADBError, apsw.CorruptError, apsw.CantOpenError, apsw.IOError)
@@ -197,6 +205,58 @@ def quick_check(conn: apsw.Connection, path: Path) -> None:
         raise DatabaseError(f"the database {path} is damaged ({detail})", hint=REBUILD_HINT)
 
 
+def lock_timeout() -> float:
+    """Seconds to wait for another process's lock: PIX_LOCK_TIMEOUT, else 60."""
+    raw = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return BUSY_TIMEOUT_MS / 1000
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not 0 <= value < math.inf:
+        raise UsageError(
+            f"{LOCK_TIMEOUT_ENV} must be a number of seconds, 0 or more, not {raw!r}",
+            hint=f"unset it to wait {BUSY_TIMEOUT_MS // 1000} s",
+        )
+    return value
+
+
+class LockWait:
+    """SQLite's busy wait, in Python so that a long one is said on a terminal: without it a
+    command held by another process's lock (a sqlite3 shell left in a transaction) sat silent
+    for a minute. One per connection; SQLite passes how often it asked in this wait."""
+
+    def __init__(self, path: Path, timeout: float) -> None:
+        self.path = path
+        self.timeout = timeout
+        self.started = 0.0
+        self.said = False
+
+    def __call__(self, count: int) -> bool:
+        now = time.monotonic()
+        if count == 0:
+            self.started, self.said = now, False
+        waited = now - self.started
+        if waited >= self.timeout:
+            return False
+        if waited >= SAY_WAITING_AFTER and not self.said and sys.stderr.isatty():
+            self.said = True
+            print(
+                f"pix: waiting for {self.path}: another process holds its lock (up to "
+                f"{self.timeout:g} s; {LOCK_TIMEOUT_ENV} sets how long)",
+                file=sys.stderr,
+                flush=True,
+            )
+        delay = BUSY_DELAYS[min(count, len(BUSY_DELAYS) - 1)]
+        time.sleep(min(delay, self.timeout - waited))
+        return True
+
+
+def wait_for_locks(conn: apsw.Connection, path: Path) -> None:
+    conn.set_busy_handler(LockWait(path, lock_timeout()))
+
+
 def _inspect(path: Path, check: bool = False) -> list[str]:
     """Read-only look at an existing file: its applied migrations, or a refusal; with
     `check`, SQLite's quick_check too."""
@@ -206,7 +266,7 @@ def _inspect(path: Path, check: bool = False) -> list[str]:
         raise DatabaseError(f"cannot open {path}: {exc}") from None
     try:
         # Another pix may be creating the file (switching it to WAL) or recovering its WAL.
-        ro.setbusytimeout(BUSY_TIMEOUT_MS)
+        wait_for_locks(ro, path)
         tables = {row[0] for row in ro.execute(LIST_TABLES)}
         if not tables:
             return []
@@ -273,7 +333,7 @@ def _connect(path: Path, new: bool = False) -> apsw.Connection:
     conn.enable_load_extension(True)
     conn.load_extension(sqlite_vec.loadable_path())
     conn.enable_load_extension(False)
-    conn.setbusytimeout(BUSY_TIMEOUT_MS)
+    wait_for_locks(conn, path)
     # The views blob_text and chunk_text read stored text through it, as the sqlite3 shell does.
     conn.create_scalar_function("sqlar_uncompress", codec.sqlar_uncompress, 2, deterministic=True)
     # Pages freed by deletes (a static vector replaced by the transformer's, a changed file's

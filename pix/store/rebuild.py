@@ -17,7 +17,7 @@ from typing import TypeVar
 
 import apsw
 
-from pix.store.db import BUSY_TIMEOUT_MS, DamagedDatabaseError, _inspect, open_store
+from pix.store.db import DamagedDatabaseError, _inspect, open_store, wait_for_locks
 
 SUFFIX = ".rebuild"  # the fresh file: <db>.rebuild, beside the database
 SIDECARS = ("-wal", "-shm", "-journal")
@@ -59,7 +59,7 @@ def salvage(db: Path) -> Salvage:
         found.aliases_unreadable = exc.message
         return found
     ro = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
-    ro.setbusytimeout(BUSY_TIMEOUT_MS)
+    wait_for_locks(ro, db)
     try:
         try:
             found.aliases = ro.execute(SAVED_ALIASES).fetchall()
@@ -117,7 +117,7 @@ def _held(db: Path) -> Iterator[list[tuple] | None]:
         yield None
         return
     try:
-        conn.setbusytimeout(BUSY_TIMEOUT_MS)
+        wait_for_locks(conn, db)
         # Closing must neither checkpoint into nor delete the -wal the path may name by then.
         conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
         conn.execute("BEGIN IMMEDIATE")
