@@ -49,13 +49,20 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
+# A list, so that a command of one database can refuse a second --db (one_db) rather than
+# silently use the last.
 DbOption = Annotated[
-    Path | None, typer.Option("--db", help="Database file (default: $PIX_DB or <root>/.pix.db).")
+    list[Path] | None,
+    typer.Option(
+        "--db", metavar="FILE", help="Database file (default: $PIX_DB or <root>/.pix.db)."
+    ),
 ]
 DbsOption = Annotated[
     list[Path] | None,
     typer.Option(
-        "--db", help="Database file (default: $PIX_DB or <root>/.pix.db); repeat for several."
+        "--db",
+        metavar="FILE",
+        help="Database file (default: $PIX_DB or <root>/.pix.db); repeat for several.",
     ),
 ]
 WorkspaceOption = Annotated[
@@ -147,12 +154,13 @@ def index(
     """Index the work tree (or a commit with --at) into the database."""
     from pix.progress import Progress
 
+    db_file = one_db(db)
     progress = Progress(enabled=None if not quiet else False, notes=not quiet)
     if workspace is not None or ray is not None:
         from pix.cli_cluster import index_workspace_command
 
         index_workspace_command(
-            workspace, ray, ray_cpus, path, db, at, rebuild, max_bytes, static_only, progress,
+            workspace, ray, ray_cpus, path, db_file, at, rebuild, max_bytes, static_only, progress,
             as_json, quiet,
         )  # fmt: skip
         return
@@ -160,7 +168,7 @@ def index(
 
     report = index_repository(
         str(path) if path else None,
-        str(db) if db else None,
+        str(db_file) if db_file else None,
         at,
         max_bytes,
         embed=not static_only,
@@ -341,7 +349,8 @@ def gc(
     """Drop what no snapshot references and return the space to the file system."""
     from pix.gc import gc as run
 
-    report = run(db=str(db) if db else None, keep=keep)
+    db_file = one_db(db)
+    report = run(db=str(db_file) if db_file else None, keep=keep)
     if as_json:
         emit_json(report)
     else:
@@ -396,13 +405,18 @@ def _with_query_options(*names: str) -> Callable[[Callable[..., None]], Callable
     return wrap
 
 
+def one_db(dbs: list[Path] | None) -> Path | None:
+    if dbs and len(dbs) > 1:
+        raise errors.UsageError(
+            "this command takes one --db",
+            hint="several databases are asked together by query, pack, discover and status",
+        )
+    return dbs[0] if dbs else None
+
+
 def _where(options: dict) -> dict:
     """db and cwd for the one-database path (several --db make a workspace: _workspace)."""
-    db = options["db"]
-    if isinstance(db, list):
-        if len(db) > 1:
-            raise errors.UsageError("this command takes one --db")
-        db = db[0] if db else None
+    db = one_db(options["db"]) if isinstance(options["db"], list) else options["db"]
     return {"db": str(db) if db else None, "cwd": str(options["cwd"]) if options["cwd"] else None}
 
 
@@ -424,9 +438,11 @@ def mcp(
     """Serve pix to agents over MCP (stdio): query, aliases, status and index tools."""
     from pix.mcp import serve
 
+    db_file = one_db(db)
     serve(
-        db=str(db) if db else None, cwd=str(cwd) if cwd else None, refresh=not no_refresh,
-        workspace=_workspace(workspace, [db] if db else None) if workspace else None,
+        db=str(db_file) if db_file else None, cwd=str(cwd) if cwd else None,
+        refresh=not no_refresh,
+        workspace=_workspace(workspace, [db_file] if db_file else None) if workspace else None,
     )  # fmt: skip
 
 

@@ -31,3 +31,19 @@ def test_python_m_pix_is_the_pix_command(tmp_path):
     done = run(sys.executable, "-m", "pix", "status", "--json", cwd=tmp_path)
     assert done.returncode == 3 and '"not_indexed"' in done.stdout
     assert not list(tmp_path.iterdir())  # status never creates a database
+
+
+def test_a_second_db_is_refused_by_commands_of_one_database(tmp_path):
+    # A second --db was silently the one used: `pix index --db a --db b` indexed into b.
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    for command in ("index", "gc", "mcp", "alias list"):
+        done = run(
+            sys.executable, "-m", "pix", *command.split(), "--db", "a.db", "--db", "b.db",
+            cwd=tmp_path,
+        )  # fmt: skip
+        assert done.returncode == 2, command
+        assert done.stderr == (
+            "pix: error: this command takes one --db (several databases are asked together "
+            "by query, pack, discover and status)\n"
+        ), command
+    assert not (tmp_path / "a.db").exists() and not (tmp_path / "b.db").exists()
