@@ -23,6 +23,7 @@ from pix.query import (
     citation,
     refresh_first,
     retrieve,
+    unmatched_warnings,
     warn_unrevealed,
 )
 from pix.schemas import JsonRequest
@@ -81,6 +82,7 @@ def _run_pack(engine: QueryEngine, request: PackRequest, reveal: bool, auto: boo
     redactions = Redactions(reveal)
     with engine.store.read():
         found = retrieve(engine, query, warnings, changed)
+        warnings.extend(unmatched_warnings(found.unmatched))
         candidates = [
             packet.Candidate(i, h.path, h.blob_sha, h.start_line, h.end_line, h.score)
             for i, h in enumerate(found.hits[: packet.MAX_CANDIDATES])

@@ -259,17 +259,26 @@ def check_request(request: QueryRequest, workspace: bool = False) -> list[str]:
 
 def filter_paths(
     store: Store, snapshot_id: int, only: list[str], ignore: list[str]
-) -> list[str] | None:
+) -> tuple[list[str] | None, list[str]]:
+    """The snapshot's paths the globs let through (None: no glob, every path), and the
+    only-path globs that match none of its files (a typo would otherwise answer nothing,
+    silently)."""
     if not only and not ignore:
-        return None
+        return None, []
     keep = [glob_regex(p) for p in only]
     drop = [glob_regex(p) for p in ignore]
     paths = [row[0] for row in store.conn.execute(search_sql.SNAPSHOT_PATHS, (snapshot_id,))]
-    return [
+    unmatched = [g for g, r in zip(only, keep, strict=True) if not any(map(r.match, paths))]
+    kept = [
         p
         for p in paths
         if (not keep or any(r.match(p) for r in keep)) and not any(r.match(p) for r in drop)
     ]
+    return kept, unmatched
+
+
+def unmatched_warnings(globs: list[str]) -> list[str]:
+    return [f"only-path glob {g!r} matches no file of the snapshot" for g in globs]
 
 
 @dataclass
@@ -282,6 +291,7 @@ class Retrieval:
     phrases: list[dict] = field(default_factory=list)  # what each phrase of the query found
     names: list[dict] = field(default_factory=list)  # what each name of the query found
     history: bool = False  # the history prior weighed the hits (pix/retrieve/history.py)
+    unmatched: list[str] = field(default_factory=list)  # only-path globs matching no file
 
 
 def refresh_first(
@@ -362,7 +372,7 @@ def retrieve(
     chunks, embedded, static = engine.snapshot_counts(snapshot.id)
     r = route(request.query, request.channels)
     vector, static_vector = query_vectors(engine, request.query, r, embedded, static)
-    paths = filter_paths(store, snapshot.id, request.only_paths, request.ignore_paths)
+    paths, unmatched = filter_paths(store, snapshot.id, request.only_paths, request.ignore_paths)
     whole = paths is None and engine.whole_scope(snapshot.id)
     near = None
     if whole and (vector is not None or static_vector is not None):
@@ -408,7 +418,7 @@ def retrieve(
     weighed = False
     if weighs:
         hits, weighed = history.weigh(store.conn, snapshot.id, hits, r.shape)
-    return Retrieval(snapshot, hits, r, reports, names, weighed)
+    return Retrieval(snapshot, hits, r, reports, names, weighed, unmatched)
 
 
 def query_vectors(
@@ -443,6 +453,7 @@ def run_query(
     refreshed, changed = refresh_first(engine, request, warnings, auto_refresh)
     with engine.store.read():
         found = retrieve(engine, request, warnings, changed)
+        warnings.extend(unmatched_warnings(found.unmatched))
         ranked = arrange(found.hits, request.mode == "file")
         selected = ranked[: request.top]
         files = {

@@ -65,6 +65,7 @@ from pix.query import (
     project,
     refresh_first,
     retrieve,
+    unmatched_warnings,
     warn_unrevealed,
 )
 from pix.retrieve.hits import Hit
@@ -340,6 +341,13 @@ def problem_warning(name: str, error: PixError) -> str:
     return f"repository {name} did not answer: {error.message}{hint}"
 
 
+def unmatched_anywhere(request: QueryRequest, answers: dict[str, ShardAnswer]) -> list[str]:
+    """Warnings for the only-path globs that match no file in any answering repository (one
+    that matches in some is how a workspace is narrowed, not a typo)."""
+    missing = [g for g in request.only_paths if all(g in a.unmatched for a in answers.values())]
+    return unmatched_warnings(missing) if answers else []
+
+
 def raise_if_none(answers: dict, shards: list[Shard]) -> None:
     """Every shard failed: the first one's error is the answer (its exit code too)."""
     if answers and all(isinstance(a, PixError) for a in answers.values()):
@@ -363,6 +371,7 @@ class ShardAnswer:
     names: list[dict] = field(default_factory=list)  # what each name of the query found
     held: tuple[tuple[str, ...], ...] = ()  # the sets of query terms one chunk holds together
     history: bool = False  # the history prior weighed its hits
+    unmatched: list[str] = field(default_factory=list)  # only-path globs matching no file here
 
 
 def shard_ranking(
@@ -401,6 +410,7 @@ def shard_ranking(
     return ShardAnswer(
         found.snapshot, ranked, meaning, len(found.hits), warnings, refreshed, found.route,
         found.phrases, chunks, counts.df, found.names, counts.held, found.history,
+        found.unmatched,
     )  # fmt: skip
 
 
@@ -446,6 +456,7 @@ def query_shards(
     answers, asked = shards.rank(
         ranked, request, auto_refresh, warnings, probes=probes, factors=staged
     )
+    warnings.extend(unmatched_anywhere(request, answers))
     # Without probes every shard was ranked: its answer holds the same signals.
     factors = factors or shard_factors(answers)
     chosen = merge(answers, [s.name for s in selected], request.top, factors)

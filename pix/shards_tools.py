@@ -29,7 +29,7 @@ from pix.pack import (
     project_span,
 )
 from pix.query import check_request, warn_unrevealed
-from pix.shards import ShardSet, merge, problem_warning, raise_if_none
+from pix.shards import ShardSet, merge, problem_warning, raise_if_none, unmatched_anywhere
 from pix.workspace import Workspace
 
 WORKSPACE_STATUS_VERSION = 1  # schema/workspace-status-response.v1.json
@@ -49,6 +49,7 @@ def pack_shards(
     request.query = query.query  # the response echoes what was read (a long one is cut)
     selected = shards.select(query.repos)
     answers, _ = shards.rank(selected, query, auto_refresh, warnings, packing=True)
+    warnings.extend(unmatched_anywhere(query, answers))
     merged = merge(answers, [s.name for s in selected], packet.MAX_CANDIDATES)
     counter = Counter(request.unit)
     candidates, files, shown, where = [], {}, {}, {}

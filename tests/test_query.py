@@ -308,6 +308,15 @@ def test_only_paths_restricts_before_top(corpus, mode):
     assert nothing["results"] == []
     listed = {"budgetFiles": []} if mode == "file" else {}
     assert nothing["omitted"] == {"top": 0, "budget": 0, **listed}
+    # A glob that matches no file is said (a typo answered nothing, silently); one that
+    # matches is not, nor is an ignore glob.
+    assert nothing["warnings"] == [
+        "only-path glob 'no/such/folder/' matches no file of the snapshot"
+    ]
+    assert not any("matches no file" in w for w in response["warnings"])
+    both = ask(corpus, HUMIDITY, mode=mode, only_paths=["geo/**", "*.pyy"], ignore_paths=["x/"])
+    assert paths(both) == ["geo/alpha/shapes.py"]
+    assert both["warnings"] == ["only-path glob '*.pyy' matches no file of the snapshot"]
 
 
 def test_only_and_ignore_combine(corpus):

@@ -256,6 +256,25 @@ def test_a_workspace_packet_echoes_the_query_it_read(workspace):
     assert any(f"pix reads its first {MAX_QUERY_CHARS:,}" in w for w in out["warnings"])
 
 
+def test_an_only_path_glob_is_said_only_when_no_repository_has_a_match(workspace):
+    def warned(*globs: str) -> list[str]:
+        args = [a for g in globs for a in ("--only-path", g)]
+        pack = ["pack", RAIN, "--budget", "300", "--format", "json"]
+        for command in (["query", RAIN, "--json"], pack):
+            code, out, err = pix_json(*command, *args, "--workspace", str(workspace))
+            assert code == 0, err
+            found = [w for w in out["warnings"] if "matches no file" in w]
+            if command[0] == "query":
+                first = found
+            assert found == first  # query and pack agree
+        return first
+
+    assert warned("src/*.py") == []  # matches in weather and tables, not in shapes
+    assert warned("src/*.py", "lib/**") == [
+        "only-path glob 'lib/**' matches no file of the snapshot"
+    ]
+
+
 def test_discover_across_repositories(workspace):
     code, out, err = pix_json(
         "discover", "-l", "ws=normalise_whitespace", "--workspace", str(workspace), "--json"
