@@ -331,6 +331,8 @@ def _keyword_phase(
     for entry in listing.entries:
         if (shown := stored_path(entry.path)) != entry.path:
             skipped.append((shown, "unreadable", entry.size, entry.mtime_ns))
+        elif entry.submodule:
+            skipped.append((entry.path, "submodule", 0, 0))
         elif entry.symlink:
             skipped.append((entry.path, "symlink", entry.size, entry.mtime_ns))
         elif entry.size > max_bytes:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -206,6 +207,68 @@ def test_a_name_that_is_not_utf8_is_skipped_and_the_rest_indexed(make_repo, inde
     (folder / "ok.py").write_text("KEPT_NAME = 1\n")
     plain = index(folder)
     assert plain.files == 1 and plain.skipped == {"unreadable": 1}
+
+
+def test_submodules_and_nested_repositories_are_recorded_as_skipped(make_repo, index, tmp_path):
+    # git lists a submodule (and an untracked repository inside the tree) as a folder, not
+    # its files: they were left out without a word. Now each is a skipped row, reason
+    # `submodule`, in work trees, --at and plain folders, and reads as unchanged.
+    lib = make_repo({"lib.py": "def library_function():\n    pass\n"}, name="lib")
+    repo = make_repo({"app.py": "def app_function():\n    pass\n"}, name="app")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "vendor/lib")
+    commit(repo, "submodule")
+    nested = make_repo({"n.py": "N = 1\n"}, name="nested")
+    nested.rename(repo / "nested")
+    report = index(repo, embed=False)
+    assert report.files == 2 and report.skipped == {"submodule": 2}  # app.py, .gitmodules
+    db = repo / ".pix.db"
+    assert dict(rows(db, "SELECT path, reason FROM skipped")) == {
+        "nested": "submodule",
+        "vendor/lib": "submodule",
+    }
+    code, out, _ = pix_json("query", "app function", "--json", cwd=repo)
+    assert code == 0 and not any("changed" in w for w in out["warnings"]), out["warnings"]
+    code, text, _ = pix("status", cwd=repo)
+    assert "skipped: submodule 2" in text
+    code, _, err = pix("index", "--static-only", cwd=repo)
+    assert "2 submodules or nested repositories are not indexed" in err
+    at = index(repo, at="HEAD", embed=False)
+    assert at.skipped == {"submodule": 1}  # the nested one is in no commit
+    folder = tmp_path / "plain"
+    write(folder, {"p.py": "P = 1\n"})
+    shutil.copytree(lib, folder / "inner")
+    assert index(folder, embed=False).skipped == {"submodule": 1}
+
+
+def test_a_database_of_an_older_pix_keeps_its_skipped_rows_when_migrated(tmp_path):
+    # 009 makes the skipped table again to admit `submodule`: the rows an older pix wrote
+    # come through, and the new reason is accepted.
+    from pix.store import db as store_db
+
+    path = tmp_path / "old.db"
+    conn = store_db._connect(path, new=True)
+    store_db._migrate(conn, ["009_skipped_submodule"])  # every migration before it
+    conn.execute(
+        "INSERT INTO snapshot(id, kind, root, created_at, fingerprint) "
+        "VALUES (1, 'worktree', '/r', '2026-01-01T00:00:00Z', 'f')"
+    )
+    conn.execute("INSERT INTO skipped VALUES (1, 'big.bin', 'binary', 10, 5)")
+    conn.close()
+    with pytest.raises(apsw.ConstraintError):
+        older = apsw.Connection(str(path))
+        older.execute("INSERT INTO skipped VALUES (1, 'lib', 'submodule', 0, 0)")
+    older.close()
+    store = open_store(path, create=False)
+    try:
+        applied = [r[0] for r in store.conn.execute("SELECT name FROM migration ORDER BY name")]
+        assert applied == list(known_migrations())
+        store.conn.execute("INSERT INTO skipped VALUES (1, 'lib', 'submodule', 0, 0)")
+        assert store.conn.execute("SELECT * FROM skipped ORDER BY path").fetchall() == [
+            (1, "big.bin", "binary", 10, 5),
+            (1, "lib", "submodule", 0, 0),
+        ]
+    finally:
+        store.close()
 
 
 def test_a_real_file_named_like_an_escaped_name_is_never_taken_for_unchanged(make_repo, index):

@@ -38,9 +38,10 @@ UNSEARCHED_LISTED = 20  # unsearched files named per root; the count is always e
 # Files the indexer skipped (table `skipped`) that may hold text a hypothesis could match:
 # in a root's scope they make its cells partial, since they were never searched. Binary files
 # and symlinks are not text a search reads (ripgrep skips them too); generated and minified
-# files count only where the recommended filter is not applied, as it leaves them out anyway.
+# files count only where the recommended filter is not applied, as it leaves them out anyway,
+# and so do submodules and nested repositories: another project's code, as vendored code is.
 UNSEARCHED_ALWAYS = frozenset({"not_text", "too_large", "secret", "unreadable"})
-UNSEARCHED_UNFILTERED = frozenset({"generated", "minified"})
+UNSEARCHED_UNFILTERED = frozenset({"generated", "minified", "submodule"})
 
 
 def filter_category(path: str) -> tuple[str, str] | None:

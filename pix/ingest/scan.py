@@ -56,6 +56,9 @@ class Entry:
     mtime_ns: int = 0  # 0 for files read from git objects
     blob_sha: str | None = None  # known up front for commit trees
     symlink: bool = False
+    # A submodule, or a git repository nested in the tree: git lists the folder, not its
+    # files. Recorded as skipped, so that status and discover say what was not searched.
+    submodule: bool = False
 
 
 @dataclass(frozen=True)
@@ -155,6 +158,8 @@ def _stat_entries(root: Path, paths: Iterator[str], excluded: frozenset[str]) ->
             if st is not None:
                 is_link = (st.st_mode & 0o170000) == 0o120000
                 entries.append(Entry(rel, st.st_size, st.st_mtime_ns, None, is_link))
+            elif _is_repository(rel, top):
+                entries.append(Entry(rel.rstrip("/"), 0, 0, submodule=True))
     finally:
         os.close(top)
     entries.sort(key=lambda e: e.path)
@@ -172,9 +177,25 @@ def _tree_file(rel: str, top: int) -> os.stat_result | None:
     return st if kind in (0o100000, 0o120000) else None
 
 
+def _is_repository(rel: str, top: int) -> bool:
+    """Whether git lists `rel` as a repository of its own: a submodule (a folder where a file
+    would be) or an untracked nested repository (`--others` lists it as `folder/`)."""
+    if rel.endswith("/"):
+        return True
+    try:
+        st = os.stat(rel, dir_fd=top, follow_symlinks=False)
+    except OSError:
+        return False
+    return (st.st_mode & 0o170000) == 0o040000
+
+
 def _size_mtime(rel: str, top: int) -> tuple[int, int] | None:
+    """What the stale check compares: a file's size and mtime; (0, 0) for a repository in
+    the tree (as its skipped row records it), None for a path that is gone."""
     st = _tree_file(rel, top)
-    return None if st is None else (st.st_size, st.st_mtime_ns)
+    if st is not None:
+        return st.st_size, st.st_mtime_ns
+    return (0, 0) if _is_repository(rel, top) else None
 
 
 _LS_FILES = ("ls-files", "-z", "--cached", "--others", "--exclude-standard")
@@ -221,7 +242,7 @@ def worktree_stats(
                 continue
             stat = stats[path] if path in stats else _size_mtime(path, top)
             if stat is not None:
-                now[path] = stat
+                now[path.rstrip("/")] = stat
     finally:
         os.close(top)
     return now
@@ -293,8 +314,11 @@ def list_commit(root: Path, sha: str) -> Listing:
             continue
         meta, path = record.split("\t", 1)
         mode, kind, blob, size = meta.split()
+        if kind == "commit":  # a submodule: its files are in another repository
+            entries.append(Entry(path, 0, 0, submodule=True))
+            continue
         if kind != "blob":
-            continue  # submodules
+            continue
         # git prints BAD for a blob this clone does not hold (a partial or filtered clone, an
         # absent large file): it is listed with size 0 and read_blobs reports it missing.
         entries.append(Entry(path, int(size) if size.isdigit() else 0, 0, blob, mode == "120000"))

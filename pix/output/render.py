@@ -199,13 +199,25 @@ def colorize_response(response: dict) -> str:
 
 
 def index_summary(report: dict) -> str:
-    """`pix index`'s one line on stderr, from its JSON report."""
-    return (
+    """`pix index`'s line on stderr, from its JSON report (and a second one naming the
+    repositories inside the tree that it leaves to their own index)."""
+    line = (
         f"indexed {report['files']} files ({report['newBlobs']} new, "
         f"{sum(report['skipped'].values())} skipped), {report['chunksAdded']} chunks added, "
         f"{report['staticVectors']} static, {report['embedded']} embedded, "
         f"{report['embedPending']} pending -> {report['db']}"
     )
+    if subs := report["skipped"].get("submodule"):
+        what = (
+            f"{subs} submodules or nested repositories are"
+            if subs > 1
+            else "1 submodule or nested repository is"
+        )
+        line += (
+            f"\n{what} not indexed: index each on its own, and ask them together with a "
+            "workspace (pix.toml)"
+        )
+    return line
 
 
 def render_status(report: dict) -> str:
