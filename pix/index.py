@@ -52,12 +52,9 @@ class Target:
     bare: bool = False
 
 
-def locate(path: str | None = None, db: str | None = None, find_up: bool = True) -> Target:
+def locate(path: str | None = None, db: str | None = None) -> Target:
     """The repository root for `path` (git top level, or the folder itself; a bare
-    repository's git directory) and its database: --db, else $PIX_DB, else <root>/.pix.db.
-    A plain folder with no .pix.db of its own is inside the nearest folder above holding one
-    (as a git subfolder is inside its top level), unless `find_up` is off: `pix index` in a
-    plain folder indexes that folder."""
+    repository's git directory) and its database: --db, else $PIX_DB, else <root>/.pix.db."""
     start = Path(path or os.getcwd()).expanduser()
     if not start.exists():
         raise UsageError(f"no such folder: {start}")
@@ -66,20 +63,8 @@ def locate(path: str | None = None, db: str | None = None, find_up: bool = True)
     top = scan.git_toplevel(start)
     bare = _git_dir(start) if top is None else None
     root = (bare or top or start).resolve()
-    chosen = db or os.environ.get("PIX_DB")
-    if find_up and not chosen and top is None and bare is None:
-        root = _holding_database(root)
-    db_path = Path(chosen or root / ".pix.db").expanduser().resolve()
+    db_path = Path(db or os.environ.get("PIX_DB") or root / ".pix.db").expanduser().resolve()
     return Target(root, top is not None or bare is not None, db_path, bare is not None)
-
-
-def _holding_database(folder: Path) -> Path:
-    """The nearest of `folder` and the folders above it that holds a .pix.db (a plain
-    folder's index), else `folder`."""
-    for candidate in (folder, *folder.parents):
-        if (candidate / ".pix.db").is_file():
-            return candidate
-    return folder
 
 
 def _git_dir(folder: Path) -> Path | None:
@@ -226,7 +211,7 @@ def index_repository(
     before writing (a long-lived engine refreshing itself skips it: it checks on SQL errors).
     `rebuild`: build a fresh file beside it and swap it in (pix/store/rebuild.py)."""
     progress = progress or Progress(enabled=False)
-    target = locate(path, db, find_up=False)
+    target = locate(path, db)
     t0 = time.perf_counter()
     listing = _listing(target, at)
     exclude_from_git(target)

@@ -518,23 +518,3 @@ def test_a_folder_moved_behind_a_link_is_still_its_own_tree(make_repo):
     code, out, err = pix_json("query", "apple", "--refresh", "--json", cwd=moved)
     assert code == 0, err
     assert out["refreshed"]["files"] == 1 and out["warnings"] == []
-
-
-def test_a_plain_folders_index_answers_from_its_subfolders(tmp_path):
-    # As a git subfolder is inside its top level, a plain folder with no index of its own is
-    # inside the nearest folder above holding one; `pix index` there still indexes that folder.
-    top = tmp_path / "notes"
-    (top / "deep" / "er").mkdir(parents=True)
-    (top / "deep" / "er" / "apple.py").write_text("def apple_function():\n    pass\n")
-    (top / "pear.py").write_text("def pear_function():\n    pass\n")
-    assert pix("index", "--static-only", cwd=top)[0] == 0
-    inner = top / "deep" / "er"
-    code, out, err = pix_json("query", "apple function", "--json", cwd=inner)
-    assert code == 0, err
-    assert out["results"][0]["path"] == "deep/er/apple.py"
-    code, out, err = pix_json("status", "--json", cwd=inner)
-    assert code == 0 and out["db"] == str(top / ".pix.db")
-    code, out, err = pix_json("index", "--static-only", "--json", cwd=inner)
-    assert code == 0 and out["root"] == str(inner) and out["files"] == 1
-    code, out, err = pix_json("query", "pear function", "--json", cwd=inner)
-    assert code == 0 and all(r["path"] != "pear.py" for r in out["results"])
