@@ -2,7 +2,8 @@
 
 Exit codes (every command):
   0 ok · 1 unexpected · 2 bad usage or input · 3 no index or no such snapshot · 4 unusable database
-  · 5 conflict: another pix holds the database's write lock, or replaced the file meanwhile
+  · 5 conflict: another process held the database's lock past the wait, or replaced the file
+    meanwhile
 """
 
 from __future__ import annotations
@@ -59,9 +60,9 @@ class DatabaseError(PixError):
 
 
 class ConflictError(PixError):
-    """Another pix got in the way: it holds the write lock past the wait, or replaced the
-    file while this one wrote (`pix index --rebuild`). Nothing is wrong with the input or
-    the database; running again succeeds."""
+    """Another process got in the way: it held the database's lock past the wait
+    (PIX_LOCK_TIMEOUT), or replaced the file while this one wrote (`pix index --rebuild`).
+    Nothing is wrong with the input or the database; running again succeeds."""
 
     exit_code = EXIT_CONFLICT
     code = "conflict"
@@ -78,6 +79,6 @@ def as_pix_error(exc: BaseException) -> PixError:
     if isinstance(exc, apsw.BusyError):
         return ConflictError(
             "the database is busy: another process held its lock past the wait; try again",
-            hint="PIX_LOCK_TIMEOUT=SECONDS waits longer than 60 s",
+            hint="PIX_LOCK_TIMEOUT=SECONDS sets how long pix waits (60 s unless set)",
         )
     return PixError(f"unexpected {type(exc).__name__}: {exc}")

@@ -65,7 +65,6 @@ from pix.query import (
     project,
     refresh_first,
     retrieve,
-    unmatched_warnings,
     warn_unrevealed,
 )
 from pix.retrieve.hits import Hit
@@ -169,10 +168,10 @@ class ShardSet:
             try:
                 engine.reopen()
                 self.forget(shard.name)
-            except PixError as exc:
+            except (PixError, apsw.Error) as exc:  # apsw's: the new file locked past the wait
                 engine.close()
                 del self.engines[shard.name]
-                self.problems[shard.name] = exc
+                self.problems[shard.name] = as_pix_error(exc)
 
     def select(self, names: list[str] | None) -> list[Shard]:
         """The shards named (all for None or []), in the workspace's order."""
@@ -345,7 +344,10 @@ def unmatched_anywhere(request: QueryRequest, answers: dict[str, ShardAnswer]) -
     """Warnings for the only-path globs that match no file in any answering repository (one
     that matches in some is how a workspace is narrowed, not a typo)."""
     missing = [g for g in request.only_paths if all(g in a.unmatched for a in answers.values())]
-    return unmatched_warnings(missing) if answers else []
+    return [
+        f"only-path glob {g!r} matches no file in the repositories that answered"
+        for g in (missing if answers else [])
+    ]
 
 
 def raise_if_none(answers: dict, shards: list[Shard]) -> None:

@@ -271,7 +271,7 @@ def test_an_only_path_glob_is_said_only_when_no_repository_has_a_match(workspace
 
     assert warned("src/*.py") == []  # matches in weather and tables, not in shapes
     assert warned("src/*.py", "lib/**") == [
-        "only-path glob 'lib/**' matches no file of the snapshot"
+        "only-path glob 'lib/**' matches no file in the repositories that answered"
     ]
 
 

@@ -238,7 +238,9 @@ class LockWait:
         if count == 0:
             self.started, self.said = now, False
         waited = now - self.started
-        if waited >= self.timeout:
+        # Ctrl-C ends a wait in any thread (a workspace's shards wait in worker threads, where
+        # no KeyboardInterrupt arrives and conn.interrupt does not end a busy wait).
+        if waited >= self.timeout or interrupt.requested():
             return False
         if waited >= SAY_WAITING_AFTER and not self.said and sys.stderr.isatty():
             self.said = True
