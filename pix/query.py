@@ -28,7 +28,7 @@ from pix.retrieve.knn import WarmVectors
 from pix.retrieve.rank import arrange, rescore
 from pix.retrieve.route import CHANNELS, Route, route
 from pix.retrieve.search import DEPTH, RRF_K, register_functions, search
-from pix.schemas import JsonRequest
+from pix.schemas import JsonRequest, check_text
 from pix.snapshot import (
     Snapshot,
     changed_files,
@@ -221,6 +221,10 @@ def check_request(request: QueryRequest, workspace: bool = False) -> list[str]:
     # A NUL ends a string inside SQLite's FTS5 query parser ("unterminated string"): it is no
     # character a question means, so it separates words like a space.
     request.query = request.query.replace("\x00", " ")
+    check_text(
+        {"query": request.query, "onlyPaths": request.only_paths,
+         "ignorePaths": request.ignore_paths, "at": request.at}
+    )  # fmt: skip
     warnings = []
     if len(request.query) > MAX_QUERY_CHARS:  # (before the emptiness check: what is read)
         warnings.append(

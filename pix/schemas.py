@@ -60,8 +60,37 @@ def _validator(name: str) -> jsonschema.protocols.Validator:
     return cls(schema)
 
 
+def text_problem(text: str) -> str | None:
+    """Why `text` is not UTF-8 text, or None. A command line with bytes that are not UTF-8
+    reaches Python as lone surrogates (\\udcff for the byte 0xff), and JSON may spell one
+    (\\ud800): neither can be encoded for the tokenizer or SQLite."""
+    try:
+        text.encode("utf-8")
+        return None
+    except UnicodeEncodeError as exc:
+        char = ord(text[exc.start])
+        if 0xDC80 <= char <= 0xDCFF:
+            return f"it is not valid UTF-8 (the byte 0x{char - 0xDC00:02x})"
+        return f"it holds an unpaired surrogate (U+{char:04X}), which is no character"
+
+
+def check_text(payload: object, where: str = "") -> None:
+    """UsageError naming the first string of `payload` (at any depth) that is not UTF-8."""
+    if isinstance(payload, str):
+        if problem := text_problem(payload):
+            raise UsageError(f"invalid request at {where or '(top level)'}: {problem}")
+    elif isinstance(payload, dict):
+        for key, value in payload.items():
+            check_text(key, where)
+            check_text(value, f"{where}/{key}" if where else str(key))
+    elif isinstance(payload, list):
+        for i, value in enumerate(payload):
+            check_text(value, f"{where}/{i}" if where else str(i))
+
+
 def validate(payload: object, name: str) -> None:
     """Raise UsageError naming the offending field (JSON path) and what is wrong with it."""
+    check_text(payload)
     errors = sorted(_validator(name).iter_errors(payload), key=lambda e: list(e.absolute_path))
     if errors:
         error = errors[0]

@@ -319,6 +319,11 @@ FAILURES = [
     ("empty-query", [""], None, "repo", 2, "empty"),
     ("blank-query", ["   "], None, "repo", 2, "empty"),
     ("no-query", [], None, "repo", 2, "query"),
+    # Bytes that are not UTF-8 on the command line, an unpaired surrogate in JSON: bad input,
+    # not "unexpected TypeError" from the tokenizer (audit).
+    ("query-not-utf8", ["retry \udcff policy"], None, "repo", 2, "not valid UTF-8 (the byte 0xff)"),
+    ("glob-not-utf8", ["x", "--only-path", "src/\udcfe"], None, "repo", 2, "onlyPaths/0"),
+    ("surrogate-in-input", ["--input", "-"], '{"query": "x\\ud800"}', "repo", 2, "U+D800"),
     ("bad-format", ["x", "--format", "yaml"], None, "repo", 2, "--format"),
     ("bad-view", ["x", "--view", "huge"], None, "repo", 2, "--view"),
     ("bad-fusion", ["x", "--fusion", "sum"], None, "repo", 2, "--fusion"),
@@ -518,3 +523,16 @@ def test_a_folder_moved_behind_a_link_is_still_its_own_tree(make_repo):
     code, out, err = pix_json("query", "apple", "--refresh", "--json", cwd=moved)
     assert code == 0, err
     assert out["refreshed"]["files"] == 1 and out["warnings"] == []
+
+
+def test_text_that_is_not_utf8_is_bad_input_for_every_command(repo):
+    bad = "retry \udcff policy"
+    for args in (
+        ["pack", bad, "--budget", "100"],
+        ["discover", "-l", f"a={bad}"],
+        ["alias", "add", "badu", bad],
+    ):
+        code, out, err = pix(*args, cwd=repo)
+        assert code == 2 and out == "", args
+        assert err.startswith("pix: error: invalid request at ") and err.count("\n") == 1, err
+        assert "not valid UTF-8 (the byte 0xff)" in err
