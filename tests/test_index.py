@@ -488,6 +488,8 @@ def test_corrupt_database_refused_untouched(make_repo, tmp_path):
     assert code == 4 and "Traceback" not in err and err.count("\n") == 1
     code, out, err = pix("query", "x", "--db", str(bad), "--cwd", str(repo))
     assert code == 4
+    # Anyone's file (`--db /etc/passwd`): the advice is another --db first, never "delete it".
+    assert "(pass --db with another file name; if it is a pix database that broke" in err
     assert _digest(bad) == before
     with pytest.raises(DatabaseError):
         index_repository(str(repo), db=str(bad), embed=False)

@@ -312,7 +312,9 @@ def _inspect(path: Path, check: bool = False) -> list[str]:
             ) from None
         raise DatabaseError(
             f"{path} is not a pix database (corrupt or not SQLite)",
-            hint="delete it and run pix index again, or pass --db with another file name",
+            # pix never deletes it (it may be anyone's file): the user decides.
+            hint="pass --db with another file name; if it is a pix database that broke, "
+            "delete it and run pix index again",
         ) from None
     finally:
         ro.close()
