@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+
+from pix.errors import PixError
 from pix.index import locate
 from pix.ingest.embed import model_identity
 from pix.schemas import json_name
-from pix.snapshot import Snapshot, changed_files
+from pix.snapshot import Snapshot, changed_files, other_tree
 from pix.store import open_store, sql
 
 SCHEMA_VERSION = 1  # schema/status-response.v1.json
@@ -28,6 +31,11 @@ def status(db: str | None = None, cwd: str | None = None) -> dict:
     store = open_store(target.db, create=False, check=True)
     try:
         with store.read():
+            # `--db` naming another folder's database (its tree on this machine): its work
+            # tree is judged, not the folder pix was run in, as a query does (pix.snapshot).
+            if (elsewhere := other_tree(store, target)) is not None:
+                with contextlib.suppress(PixError):
+                    target = locate(elsewhere, str(target.db))
             conn = store.conn
             snapshots = []
             newest_tree: Snapshot | None = None

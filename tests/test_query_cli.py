@@ -452,6 +452,10 @@ def test_refresh_never_indexes_another_folder_into_a_repositorys_database(make_r
     assert code == 0, err
     stale = f"1 file(s) changed in {repo} since this snapshot was indexed (m.py); "
     assert stale + f"run `pix index` in {repo} to include them" in out["warnings"]
+    # status judges the same tree (it named the folder it was run in, "not indexed"; audit)
+    code, out, err = pix_json("status", "--db", db, "--json", cwd=elsewhere)
+    assert code == 0 and out["root"] == str(repo)
+    assert out["workTree"] == {"indexed": True, "changed": 1, "changedPaths": ["m.py"]}
     copied = tmp_path / "copied.db"
     shutil.copy(db, copied)
     shutil.rmtree(repo)  # the copy's tree is not on this machine: refresh indexes this folder
