@@ -267,16 +267,24 @@ def index_repository(
 
 def _abandon(store: Store | None, db: Path, created: bool) -> None:
     """Close after a failed or interrupted keyword phase. A database this run created is deleted
-    again (with its -wal and -shm) unless a snapshot got recorded in it, so a failed first index
-    leaves no stub behind; a database that existed before is never touched."""
+    again (with its -wal and -shm) unless a snapshot got recorded in it or another process has
+    it open, so a failed first index leaves no stub behind; a database that existed before is
+    never touched."""
     recorded = False
     if store is not None:
         with contextlib.suppress(apsw.Error):
             recorded = bool(store.conn.execute(sql.ANY_SNAPSHOT).fetchone()[0])
         with contextlib.suppress(apsw.Error):
             store.close()
-    if created and not recorded:
+    if created and not recorded and not _open_elsewhere(db):
         remove_database(db)
+
+
+def _open_elsewhere(db: Path) -> bool:
+    """Whether another connection still has the database open (a second `pix index` that
+    joined this first one): SQLite removes the -wal when the last connection closes, so one
+    left after this run's close is another's. Deleting the file under it lost its work."""
+    return Path(f"{db}-wal").exists()
 
 
 def _keyword_phase(

@@ -710,3 +710,40 @@ def test_interrupted_first_index_leaves_no_database(make_repo):
     _, err = proc.communicate(timeout=120)
     assert "Traceback" not in err
     assert _database_files(db) == []
+
+
+def test_an_interrupted_first_index_keeps_a_database_another_process_has_open(make_repo):
+    # A second `pix index` joins a first one on a new database; the first is interrupted. It
+    # deleted the file it had made, under the second, which then lost its work (audit). A
+    # connection of this test process stands for the second: the database must stay.
+    repo = make_repo(
+        {f"pkg/m{i}.py": f"def f_{i}(value):\n    return value + {i}\n" for i in range(1500)}
+    )
+    db = repo / ".pix.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pix", "index", str(repo), "--quiet"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_sigint,
+    )
+    other = None
+    deadline = time.monotonic() + 120
+    while other is None and proc.poll() is None and time.monotonic() < deadline:
+        try:
+            conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READWRITE)
+            conn.set_busy_timeout(5000)
+            conn.execute("SELECT count(*) FROM migration").fetchall()  # migrated: pix's now
+            other = conn
+        except apsw.Error:
+            time.sleep(0.01)
+    assert proc.poll() is None, "the index ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "Traceback" not in err
+    assert other is not None
+    assert other.execute("SELECT count(*) FROM snapshot").fetchone()[0] == 0  # none recorded
+    assert db.exists()
+    other.close()
+    code, out, err = pix_json("index", "--static-only", "--json", cwd=repo)
+    assert code == 0 and out["files"] == 1500, err
