@@ -412,7 +412,11 @@ def _keyword_phase(
     # counted snapshot (nothing changed: every MCP refresh) reads nothing. Should another pix
     # change that picture meanwhile, the snapshot stays uncounted until the next index.
     keeps_counted = bool(row) and unchanged(row) and not history.uncounted(conn, row[0])
-    recent = None if keeps_counted else history.snapshot_counts(conn, listing, row)
+    recent = (
+        None
+        if keeps_counted
+        else history.snapshot_counts(conn, listing, row, (f[0] for f in files))
+    )
 
     with store.write():
         # Decided inside the write: another pix indexing the same tree at once may have just

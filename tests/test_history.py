@@ -376,16 +376,46 @@ def test_an_edited_work_tree_keeps_its_commit_counts(repo, tmp_path, embedder, m
     db = tmp_path / "clone.db"
     index_repository(str(clone), str(db), embedder=embedder)
 
-    def unread(*args):
-        raise AssertionError("the history was read again")
+    real = counting.recent_changes
+    asked = []
 
-    monkeypatch.setattr(counting, "recent_changes", unread)
+    def by_name_only(root, sha, paths=()):
+        if not paths:
+            raise AssertionError("the whole history was read again")
+        asked.append(list(paths))
+        return real(root, sha, paths)
+
+    monkeypatch.setattr(counting, "recent_changes", by_name_only)
     write(clone, {"retry_cold.py": RETRY.format(tail="# edited\n"), "draft.py": "X = 1\n"})
     index_repository(str(clone), str(db), embedder=embedder)
     assert counts(db) == {
         "retry_hot.py": 4, "retry_cold.py": 0, "errors.py": 0, "obsolete.py": 0, "shapes.py": 0,
         "draft.py": 0,
     }  # fmt: skip
+    assert asked == [["draft.py"]]  # only the file the last snapshot had not counted
+
+
+def test_a_file_skipped_by_the_last_snapshot_is_counted_when_it_comes_back(
+    repo, tmp_path, embedder
+):
+    # `--max-bytes` lowered then raised (or a file deleted and restored) at the same commit:
+    # the file had no count in the snapshot between, and was counted 0 commits (audit).
+    root, _, _ = repo
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(root), str(clone)], check=True)
+    db = tmp_path / "clone.db"
+    index_repository(str(clone), str(db), embed=False)
+    first = counts(db)
+    assert first["retry_hot.py"] == 4 and first["obsolete.py"] == 0  # bumps of 500+ days ago
+    small = index_repository(str(clone), str(db), max_bytes=40, embed=False)
+    assert small.skipped == {"too_large": 4}  # all but obsolete.py
+    index_repository(str(clone), str(db), embed=False)
+    assert counts(db) == first
+    (clone / "retry_hot.py").unlink()
+    index_repository(str(clone), str(db), embed=False)
+    subprocess.run(["git", "-C", str(clone), "checkout", "-q", "retry_hot.py"], check=True)
+    index_repository(str(clone), str(db), embed=False)
+    assert counts(db) == first
 
 
 def test_a_re_index_that_keeps_its_snapshot_reads_no_history(repo, tmp_path, embedder, monkeypatch):

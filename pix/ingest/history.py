@@ -18,6 +18,7 @@ alike.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 import apsw
@@ -28,17 +29,20 @@ from pix.store import sql
 
 WINDOW_DAYS = 365
 MAX_COMMITS = 20_000
+# Files a re-index counts by name (a `git log -- paths`); more, and the whole history is read.
+MISSING_BY_PATH = 200
 
 
-def commits(root: Path, *args: str) -> list[tuple[int, list[str]]]:
+def commits(root: Path, *args: str, paths: Iterable[str] = ()) -> list[tuple[int, list[str]]]:
     """`git log` of `args` (revisions, limits) as (committer time, changed paths) per commit,
-    newest first."""
+    newest first; with `paths`, only the commits that changed them, and only those paths."""
     # Each commit prints NUL, its time, NUL, then its paths each ended by NUL, the first after
     # a newline (a merge prints none). A path is never empty and may hold any other byte, so
     # an empty field is what starts a commit.
     fields = scan.git(
-        root, "log", "--no-renames", "--name-only", "-z", "--format=%x00%ct", *args, "--"
-    ).split(b"\0")
+        root, "--literal-pathspecs", "log", "--no-renames", "--name-only", "-z",
+        "--format=%x00%ct", *args, "--", *paths,
+    ).split(b"\0")  # fmt: skip
     out: list[tuple[int, list[str]]] = []
     first = False  # the next field is a commit's first path
     for i, raw in enumerate(fields):
@@ -54,17 +58,17 @@ def commits(root: Path, *args: str) -> list[tuple[int, list[str]]]:
     return out
 
 
-def recent_changes(root: Path, commit_sha: str) -> Counter[str]:
+def recent_changes(root: Path, commit_sha: str, paths: Iterable[str] = ()) -> Counter[str]:
     """Path -> how many commits reachable from `commit_sha` changed it in the WINDOW_DAYS
-    before that commit's own commit time."""
+    before that commit's own commit time (of `paths` only, if given)."""
     committed = int(scan.git(root, "show", "-s", "--format=%ct", commit_sha).decode().strip())
     since = committed - WINDOW_DAYS * 86_400
     counts: Counter[str] = Counter()
-    for stamp, paths in commits(
-        root, f"--since=@{since}", f"--max-count={MAX_COMMITS}", commit_sha
+    for stamp, changed in commits(
+        root, f"--since=@{since}", f"--max-count={MAX_COMMITS}", commit_sha, paths=paths
     ):
         if stamp >= since:  # --since stops at the first older commit, not before it
-            counts.update(paths)
+            counts.update(changed)
     return counts
 
 
@@ -84,17 +88,27 @@ def uncounted(conn: apsw.Connection, snapshot_id: int) -> bool:
 
 
 def snapshot_counts(
-    conn: apsw.Connection, listing: scan.Listing, previous: tuple | None = None
+    conn: apsw.Connection,
+    listing: scan.Listing,
+    previous: tuple | None = None,
+    paths: Iterable[str] = (),
 ) -> Counter[str] | None:
     """The counts for a listing's commit (None: no commit to count from, or git could not read
     its history; the prior then leaves the snapshot alone). `previous` (id, commit, ...): the
     work tree's last snapshot, whose counts stand if it is of the same commit (a re-index
-    after an edit)."""
+    after an edit). Of `paths`, the new snapshot's files, those it did not count (skipped
+    then: too large before `--max-bytes` was raised, or deleted and restored since) are
+    counted from the history of those paths alone; an untracked new file counts 0."""
     if listing.kind == "folder" or not listing.commit_sha:
         return None
-    if previous and previous[1] == listing.commit_sha and not uncounted(conn, previous[0]):
-        return Counter(dict(conn.execute(sql.SNAPSHOT_RECENT_COMMITS, (previous[0],)).fetchall()))
     try:
+        if previous and previous[1] == listing.commit_sha and not uncounted(conn, previous[0]):
+            kept = Counter(dict(conn.execute(sql.SNAPSHOT_RECENT_COMMITS, (previous[0],))))
+            missing = sorted(set(paths) - kept.keys())
+            if len(missing) <= MISSING_BY_PATH:
+                if missing:
+                    kept.update(recent_changes(listing.root, listing.commit_sha, missing))
+                return kept
         return recent_changes(listing.root, listing.commit_sha)
     except (PixError, ValueError):  # no usable history: no counts, never a failed index
         return None
