@@ -172,7 +172,16 @@ def render_response(response: dict) -> str:
 def no_results(response: dict) -> str:
     """'no results', and when the budget cut every one of them, what it cut and how to lift
     it (a small --max-characters must not read as nothing found)."""
-    return "no results\n" + (omitted_line(response) if response["omitted"]["budget"] else "")
+    cut = response["omitted"]["budget"]
+    if not cut:
+        return "no results\n"
+    # Found, then all cut: "no results" would read as nothing found.
+    files = response["omitted"].get("budgetFiles")
+    names = ": " + ", ".join(map(shown_path, files)) if files else ""
+    return (
+        f"no results shown: all {cut} cut by the budget{names}; raise --max-characters "
+        "(0: no limit) to see them\n"
+    )
 
 
 def omitted_line(response: dict) -> str:
