@@ -34,6 +34,7 @@ from pix.pack import PackRequest
 from pix.query import QueryEngine, QueryRequest, other_tree
 from pix.shards import ShardSet, query_shards
 from pix.snapshot import reindex_command
+from pix.store.db import refuse_unusable
 from pix.workspace import Workspace
 
 # An agent's context is precious: no answer is longer than this unless the call asks for more.
@@ -449,6 +450,7 @@ def serve(
                 f"{target.db} is a folder, not a database file",
                 hint="pass --db with a file name; the first index makes it",
             )
+        refuse_unusable(target.db)  # a text file, another program's SQLite, a newer pix's
     tools = PixMcp(db=db, cwd=cwd, refresh=refresh, workspace=workspace)
     server = build_server(tools)
     # On Ctrl-C a server has nothing to unwind that SQLite does not guarantee by itself (a cut

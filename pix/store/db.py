@@ -320,6 +320,13 @@ def _inspect(path: Path, check: bool = False) -> list[str]:
         ro.close()
 
 
+def refuse_unusable(path: Path) -> None:
+    """DatabaseError if an existing file at `path` can never be pix's database here (not
+    SQLite, another program's, from a newer pix, damaged), read-only; nothing for no file."""
+    if path.is_file():
+        _inspect(path)
+
+
 class DamagedDatabaseError(DatabaseError):
     """An SQLite file too damaged to tell whose it is (pix.store.rebuild may replace it)."""
 
