@@ -115,6 +115,10 @@ def _detail(problem: str) -> str:
     return problem.removeprefix("invalid request at ").removeprefix("(top level): ")
 
 
+class AliasExistsError(UsageError):
+    """A name taken: the CLI's hint names --force, MCP's its `force` argument."""
+
+
 @dataclass(frozen=True)
 class Alias:
     name: str
@@ -166,7 +170,7 @@ def add(store: Store, name: str, spec: object, force: bool = False) -> dict:
     with store.write() as conn:
         existed = conn.execute(EXISTS, (name,)).fetchone() is not None
         if existed and not force:
-            raise UsageError(
+            raise AliasExistsError(
                 f"alias {name!r} already exists",
                 hint=f"pass --force to replace it, or see it with pix alias show {name}",
             )

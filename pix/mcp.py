@@ -362,7 +362,14 @@ class PixMcp:
         return self._answer(alias.request_for(self._open().store, args["name"], overrides))
 
     def _alias_add(self, args: dict) -> dict:
-        return alias.add(self._open().store, args["name"], args["spec"], args.get("force", False))
+        try:
+            return alias.add(
+                self._open().store, args["name"], args["spec"], args.get("force", False)
+            )
+        except alias.AliasExistsError as exc:
+            raise UsageError(
+                exc.message, hint='pass "force": true to replace it, or see it with alias_list'
+            ) from None
 
     def _status(self, args: dict) -> dict:
         from pix.status import status

@@ -252,7 +252,11 @@ def test_alias_tools_share_the_cli_aliases_and_semantics(env):
         assert all(set(r) == {"file", "score", "rel", "citation"} for r in minimal["results"])
         # A clash, a mode at run time and an unknown alias fail as on the command line.
         text, envelope = await error(client, "alias_add", {"name": "areas", "spec": spec})
-        assert envelope == cli_error("alias", "add", "areas", AREA, "--file", root=root, db=db)
+        on_cli = cli_error("alias", "add", "areas", AREA, "--file", root=root, db=db)
+        # The same error; the hint names the fix of each front end (audit: MCP said --force).
+        assert {**envelope["error"], "hint": None} == {**on_cli["error"], "hint": None}
+        assert envelope["error"]["hint"].startswith('pass "force": true to replace it')
+        assert on_cli["error"]["hint"].startswith("pass --force to replace it")
         assert text.splitlines()[0] == envelope["error"]["message"]
         text, envelope = await error(client, "alias_run", {"name": "areas", "mode": "chunk"})
         assert envelope == cli_error("run", "areas", "--mode", "chunk", root=root, db=db)
