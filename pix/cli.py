@@ -339,9 +339,7 @@ def status(
 def gc(
     keep: Annotated[
         int | None,
-        typer.Option(
-            "--keep", min=0, help="Keep only the N newest commit snapshots (--at); drop older."
-        ),
+        typer.Option("--keep", min=0, help="Keep only the N commit snapshots (--at) indexed last."),
     ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,

@@ -1,6 +1,6 @@
 """`pix gc`: drop what no snapshot needs and give the space back to the file system.
 
-`--keep N` first drops commit snapshots (`pix index --at`) beyond the N newest; the work-tree
+`--keep N` first drops commit snapshots (`pix index --at`) beyond the N indexed last; the work-tree
 snapshot is never dropped. Then blobs no snapshot references go, with their chunks, vectors,
 FTS and trigram rows and secrets, in one transaction. Deleting frees pages inside the file
 only, so VACUUM then rewrites the file without them and the WAL is truncated.
