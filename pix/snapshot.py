@@ -74,7 +74,10 @@ def _resolve_at(store: Store, target: Target, at: str) -> str:
         return scan.resolve_commit(target.root, at)
     scan.check_ref(at)
     if at == "HEAD":
-        raise UsageError("--at HEAD needs the git repository; pass a commit sha")
+        raise UsageError(
+            f"--at HEAD needs a git repository, and {target.root} is not one",
+            hint="pass the sha (or a prefix) of a commit the database holds: pix status lists them",
+        )
     known = [r[0] for r in store.conn.execute(search_sql.INDEXED_COMMITS)]
     matches = [sha for sha in known if sha.startswith(at.lower())]
     if len(matches) > 1:

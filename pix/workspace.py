@@ -84,7 +84,12 @@ def load_workspace(path: str | Path) -> Workspace:
     except RecursionError:  # json's decoder recurses once per nested array or object
         raise UsageError(f"workspace {source} nests arrays or objects too deeply") from None
     entries = data.get("repo") if isinstance(data, dict) else None
-    if not isinstance(entries, list) or not entries:
+    if entries is not None and not isinstance(entries, list):
+        raise UsageError(
+            f"workspace {source}: repo must be a list of entries, not a {type(entries).__name__}",
+            hint='[[repo]] tables in TOML, "repo": [{"path": ...}] in JSON',
+        )
+    if not entries:
         raise UsageError(f"workspace {source} lists no [[repo]] entries")
     base = source.parent.resolve()
     return Workspace(source.resolve(), _shards(entries, base, str(source)))

@@ -547,7 +547,9 @@ def test_cli_short_form_json_and_exit_codes(repo, tmp_path):
     ERROR.validate(body)
     assert "mode" in body["error"]["message"]
     code, _, err = pix("discover", "-l", "no_equals_sign", cwd=repo)
-    assert code == 2 and "ID=PATTERN" in err
+    assert code == 2 and "ID=PATTERN" in err and "(-l name=no_equals_sign)" in err
+    code, _, err = pix("discover", "-l", "a=", cwd=repo)  # the hint was `-l name=a=` (audit)
+    assert code == 2 and err.endswith("(-l a=TEXT)\n")
     code, _, err = pix("discover", "--input", "-", "-l", "a=b", cwd=repo, stdin="{}")
     assert code == 2
     bare = tmp_path / "bare"

@@ -41,6 +41,7 @@ def test_json_workspace_and_db_names(tmp_path):
         ("[[repo]]\npath = 'a'\nname = 'no spaces'\n", "has the name"),
         ("repo = [\n", "not valid"),
         ("title = 'x'\n", "no \\[\\[repo\\]\\] entries"),
+        ("[repo]\npath = 'a'\n", "repo must be a list of entries, not a dict"),
     ],
 )
 def test_bad_workspaces_are_one_line_usage_errors(tmp_path, text, message):
