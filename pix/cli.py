@@ -29,6 +29,7 @@ from pix import errors, interrupt
 from pix.cli_cluster import optional_ray_address
 from pix.cli_io import (
     Format,
+    chosen_format,
     emit_json,
     emit_pack,
     emit_response,
@@ -221,9 +222,11 @@ def query(
         ),
     ] = None,
     fmt: Annotated[
-        Format,
-        typer.Option("--format", help="text, json, or both (text on stderr, JSON on stdout)."),
-    ] = Format.text,
+        Format | None,
+        typer.Option(
+            "--format", help="text (default), json, or both (text on stderr, JSON on stdout)."
+        ),
+    ] = None,
     as_json: JsonOption = False,
     view: Annotated[
         Mode | None,
@@ -292,7 +295,7 @@ def query(
             raise errors.UsageError("a query is required", hint='pix query "what you look for"')
         request = request_from_options(text, options)
         if max_characters is None:
-            request.max_characters = terminal_budget(Format.json if as_json else fmt)
+            request.max_characters = terminal_budget(chosen_format(as_json, fmt))
     warn_revealed(show_secrets)
     shards = _workspace(workspace, db)
     if shards is not None:
@@ -301,7 +304,7 @@ def query(
         response = query_workspace(shards, request, reveal=show_secrets)
     else:
         response = run(request, **_where({"db": db, "cwd": cwd}), reveal=show_secrets)
-    emit_response(response, Format.json if as_json else fmt, copy)
+    emit_response(response, chosen_format(as_json, fmt), copy)
 
 
 @app.command()
@@ -497,7 +500,7 @@ def pack_cmd(
             opened.close()
     else:
         response = run(request, **_where(options), reveal=options["show_secrets"])
-    emit_pack(response, Format.json if options["as_json"] else options["fmt"], options["copy"])
+    emit_pack(response, chosen_format(options["as_json"], options["fmt"]), options["copy"])
 
 
 # The alias and run commands live in pix/cli_alias.py and discover in pix/cli_discover.py;

@@ -17,7 +17,7 @@ from pix.cli import (
     app,
 )
 from pix.cli_io import (
-    Format,
+    chosen_format,
     emit_json,
     emit_response,
     request_from_options,
@@ -129,7 +129,7 @@ def run_alias(
         overrides["noContent"] = True
     if options["max_characters"] is not None:
         overrides["maxCharacters"] = options["max_characters"] or None  # 0: no limit
-    fmt = Format.json if options["as_json"] else options["fmt"]
+    fmt = chosen_format(options["as_json"], options["fmt"])
     default = terminal_budget(fmt) if options["max_characters"] is None else None
     warn_revealed(options["show_secrets"])
     response = alias.run(

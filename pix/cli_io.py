@@ -35,6 +35,14 @@ def print_version(wanted: bool) -> None:
 TERMINAL_MAX_CHARACTERS = 20_000
 
 
+def chosen_format(as_json: bool, fmt: Format | None) -> Format:
+    """--json is --format json: with another --format it is refused, not silently preferred."""
+    if as_json and fmt not in (None, Format.json):
+        assert fmt is not None
+        raise errors.UsageError(f"--json is --format json; it cannot go with --format {fmt.value}")
+    return Format.json if as_json else fmt or Format.text
+
+
 def terminal_budget(fmt: Format) -> int | None:
     """The character budget for an answer printed as `fmt` when the command gave none."""
     return TERMINAL_MAX_CHARACTERS if fmt is Format.text and sys.stdout.isatty() else None

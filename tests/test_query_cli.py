@@ -540,3 +540,15 @@ def test_text_that_is_not_utf8_is_bad_input_for_every_command(repo):
         assert code == 2 and out == "", args
         assert err.startswith("pix: error: invalid request at ") and err.count("\n") == 1, err
         assert "not valid UTF-8 (the byte 0xff)" in err
+
+
+def test_json_with_another_format_is_refused_not_silently_preferred(repo):
+    for command in (["query", "x"], ["pack", "x", "--budget", "50"], ["run", "nothing"]):
+        for other in ("text", "both"):
+            code, envelope, err = pix_json(*command, "--json", "--format", other, cwd=repo)
+            assert code == 2 and envelope["error"]["code"] == "bad_input", (command, err)
+            assert envelope["error"]["message"] == (
+                f"--json is --format json; it cannot go with --format {other}"
+            )
+    code, out, err = pix_json("query", CELSIUS, "--json", "--format", "json", cwd=repo)
+    assert code == 0 and out["results"], err  # the same choice twice is no conflict
