@@ -558,7 +558,8 @@ def embed_pending(
     leases = Leases(store)
     progress.start("embedding chunks", len(pending), work=sum(cost))
     embedded = 0
-    said = ""
+    # Each is said once a run: two indexers taking turns toggled between them, 35 lines (audit).
+    said: set[str] = set()
     try:
         while todo:
             claim = leases.claim(todo, CLAIM_INPUTS)
@@ -568,8 +569,8 @@ def embed_pending(
                 settled = [row_of[key] for key in claim.settled]
                 progress.advance(len(settled), work=sum(cost[row] for row in settled))
             if claim.mine:
-                if claim.held and said != "sharing":
-                    said = "sharing"
+                if claim.held and "sharing" not in said:
+                    said.add("sharing")
                     progress.note(
                         f"another pix is embedding {claim.held} chunks; "
                         "embedding chunks the other indexer has not taken"
@@ -578,8 +579,8 @@ def embed_pending(
                 _embed_rows(store, leases, embedder, pending, encodings, rows, cost, progress)
                 embedded += len(rows)
             elif claim.held:
-                if said != "waiting":
-                    said = "waiting"
+                if "waiting" not in said:
+                    said.add("waiting")
                     progress.note(f"another pix is embedding {claim.held} chunks; waiting")
                 time.sleep(LEASE_WAIT_SECONDS)
     finally:
