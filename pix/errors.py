@@ -79,6 +79,6 @@ def as_pix_error(exc: BaseException) -> PixError:
     if isinstance(exc, apsw.BusyError):
         return ConflictError(
             "the database is busy: another process held its lock past the wait; try again",
-            hint="PIX_LOCK_TIMEOUT=SECONDS sets how long pix waits (60 s unless set)",
+            hint="PIX_LOCK_TIMEOUT=SECONDS sets how long pix waits; 60 s unless set",
         )
     return PixError(f"unexpected {type(exc).__name__}: {exc}")

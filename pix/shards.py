@@ -133,8 +133,9 @@ class ShardSet:
         self.static = OnceEmbedder(load_static)
         self.engines: dict[str, QueryEngine] = {}
         self.problems: dict[str, PixError] = {}
-        for shard in workspace.shards:
-            self._open(shard)
+        # Concurrently: each opening runs git (its top level) and reads the file's schema, and
+        # a shard locked by another process would hold the others up for its whole wait.
+        self._each(workspace.shards, self._open)
 
     def _open(self, shard: Shard) -> None:
         try:
@@ -152,9 +153,15 @@ class ShardSet:
             self.problems[shard.name] = as_pix_error(exc)
 
     def reopen_failed(self) -> None:
-        for shard in self.workspace.shards:
-            if shard.name in self.problems:
-                self._open(shard)
+        self._each([s for s in self.workspace.shards if s.name in self.problems], self._open)
+
+    def _each(self, shards: list[Shard], work: Callable[[Shard], None]) -> None:
+        if self.threads <= 1 or len(shards) <= 1:
+            for shard in shards:
+                work(shard)
+            return
+        with ThreadPoolExecutor(max_workers=min(self.threads, len(shards))) as pool:
+            list(pool.map(work, shards))
 
     def follow_files(self) -> None:
         """A long-lived set (`pix mcp --workspace`): a shard's file deleted or replaced since
