@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import select
 import shlex
 import shutil
 import subprocess
@@ -223,6 +225,37 @@ def pix(*args: str, cwd: Path | None = None, stdin: str | None = None, env: dict
         env={**os.environ, **GIT_ENV, **(env or {})},
     )
     return done.returncode, done.stdout, done.stderr
+
+
+def on_pty(*args: str, cwd: Path, stream: str = "stdout", env: dict | None = None):
+    """Run pix with its `stream` (stdout or stderr) on a pseudo-terminal and the other
+    discarded: (exit code, what it showed, CRLF as LF)."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-P", "-m", "pix.cli", *args],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=follower if stream == "stdout" else subprocess.DEVNULL,
+        stderr=follower if stream == "stderr" else subprocess.DEVNULL,
+        env={**os.environ, **GIT_ENV, "COLUMNS": "100", **(env or {})},
+    )
+    os.close(follower)
+    chunks = []
+    while True:  # read while it writes: a full terminal buffer would block it
+        ready, _, _ = select.select([leader], [], [], 120)
+        if not ready:
+            proc.kill()
+            raise AssertionError("pix did not finish on the terminal")
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # EIO: the process closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(leader)
+    code = proc.wait(timeout=60)
+    return code, b"".join(chunks).decode("utf-8", errors="replace").replace("\r\n", "\n")
 
 
 def pix_json(*args: str, **kw):

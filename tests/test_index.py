@@ -690,11 +690,11 @@ def test_failed_first_index_leaves_no_database(make_repo, index, monkeypatch, tm
         assert empty.exists()
 
 
-def test_interrupted_first_index_leaves_no_database(make_repo):
+def first_index_of_many_files(make_repo) -> tuple[Path, subprocess.Popen]:
+    """A repository of 1,500 small files and a first `pix index` of it, just started."""
     repo = make_repo(
         {f"pkg/m{i}.py": f"def f_{i}(value):\n    return value + {i}\n" for i in range(1500)}
     )
-    db = repo / ".pix.db"
     proc = subprocess.Popen(
         [sys.executable, "-m", "pix", "index", str(repo), "--quiet"],
         stdout=subprocess.DEVNULL,
@@ -702,6 +702,12 @@ def test_interrupted_first_index_leaves_no_database(make_repo):
         text=True,
         preexec_fn=default_sigint,
     )
+    return repo, proc
+
+
+def test_interrupted_first_index_leaves_no_database(make_repo):
+    repo, proc = first_index_of_many_files(make_repo)
+    db = repo / ".pix.db"
     deadline = time.monotonic() + 120
     while not db.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -716,17 +722,8 @@ def test_an_interrupted_first_index_keeps_a_database_another_process_has_open(ma
     # A second `pix index` joins a first one on a new database; the first is interrupted. It
     # deleted the file it had made, under the second, which then lost its work (audit). A
     # connection of this test process stands for the second: the database must stay.
-    repo = make_repo(
-        {f"pkg/m{i}.py": f"def f_{i}(value):\n    return value + {i}\n" for i in range(1500)}
-    )
+    repo, proc = first_index_of_many_files(make_repo)
     db = repo / ".pix.db"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pix", "index", str(repo), "--quiet"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=default_sigint,
-    )
     other = None
     deadline = time.monotonic() + 120
     while other is None and proc.poll() is None and time.monotonic() < deadline:

@@ -4,16 +4,13 @@ others answer. The lock is held by a real second process with SQLite's own trans
 
 from __future__ import annotations
 
-import os
-import pty
-import select
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from conftest import GIT_ENV, TABLES, WEATHER, commit, new_repo, pix, pix_json, write
+from conftest import TABLES, WEATHER, commit, new_repo, on_pty, pix, pix_json, write
 
 from pix.index import index_repository
 
@@ -59,39 +56,10 @@ def repo(tmp_path, embedder) -> Path:
     return root
 
 
-def stderr_on_terminal(*args: str, cwd: Path, env: dict | None = None) -> tuple[int, str]:
-    """Run pix with stderr on a pseudo-terminal: (exit code, what it showed there)."""
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-P", "-m", "pix.cli", *args],
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=follower,
-        env={**os.environ, **GIT_ENV, **(env or {})},
-    )
-    os.close(follower)
-    shown = b""
-    while True:
-        ready, _, _ = select.select([leader], [], [], 120)
-        if not ready:
-            proc.kill()
-            raise AssertionError("pix did not finish")
-        try:
-            data = os.read(leader, 65536)
-        except OSError:  # EIO: the process closed the terminal
-            break
-        if not data:
-            break
-        shown += data
-    os.close(leader)
-    return proc.wait(), shown.decode(errors="replace")
-
-
 def test_a_long_wait_is_said_on_a_terminal_and_the_index_goes_on(repo, holders):
     # Held 6 s: pix reaches the lock well within the 4 s that leaves for a wait past 2 s.
     holder = holders(repo / ".pix.db", "immediate", 6)
-    code, shown = stderr_on_terminal("index", cwd=repo)
+    code, shown = on_pty("index", cwd=repo, stream="stderr")
     assert holder.wait() == 0
     assert code == 0, shown
     assert "pix: waiting for" in shown and "another process holds its lock" in shown

@@ -6,15 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
-import select
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import GIT_ENV, TABLES, indexed_repo, pix
+from conftest import TABLES, indexed_repo, on_pty, pix
 
 from pix.cli_io import TERMINAL_MAX_CHARACTERS
 
@@ -36,32 +32,7 @@ def repo(tmp_path_factory, embedder) -> Path:
 
 def on_terminal(*args: str, cwd: Path) -> tuple[int, str]:
     """Run pix with stdout on a pseudo-terminal: (exit code, what it showed, colours removed)."""
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-P", "-m", "pix.cli", *args],
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=follower,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, **GIT_ENV, "COLUMNS": "100"},
-    )
-    os.close(follower)
-    chunks = []
-    while True:  # read while it writes: a full terminal buffer would block it
-        ready, _, _ = select.select([leader], [], [], 60)
-        if not ready:
-            proc.kill()
-            raise AssertionError("pix did not finish on the terminal")
-        try:
-            data = os.read(leader, 65536)
-        except OSError:  # EIO: the process closed the terminal
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(leader)
-    code = proc.wait(timeout=60)
-    shown = b"".join(chunks).decode("utf-8").replace("\r\n", "\n")
+    code, shown = on_pty(*args, cwd=cwd)
     return code, ANSI.sub("", shown)
 
 
