@@ -433,3 +433,34 @@ def test_a_re_index_that_keeps_its_snapshot_reads_no_history(repo, tmp_path, emb
     again = index_repository(str(clone), str(db), embedder=embedder)
     assert again.snapshot_id == first.snapshot_id
     assert counts(db)["retry_hot.py"] == 4
+
+
+def test_a_file_counted_by_name_counts_a_side_branchs_commits_as_the_whole_pass_does(
+    tmp_path,
+):
+    # `git log -- path` simplifies history: a side branch whose change a merge took from the
+    # other parent dropped out, so a re-counted file had fewer commits than a fresh index
+    # gives it (a reviewer: 2 against 4).
+    repo = tmp_path / "merged"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+
+    def git_(*args: str) -> None:
+        env = {**os.environ, **GIT_ENV}
+        subprocess.run(["git", "-C", str(repo), *args], check=True, env=env, capture_output=True)
+
+    write(repo, {"big.py": "A = 1\n" * 20})
+    commit_at(repo, 40, "start")
+    git_("checkout", "-q", "-b", "side")
+    write(repo, {"big.py": "A = 2\n" * 20})
+    commit_at(repo, 30, "side change")
+    git_("checkout", "-q", "main")
+    write(repo, {"big.py": "A = 2\n" * 20})
+    commit_at(repo, 20, "same change on main")
+    git_("merge", "-q", "--no-edit", "side")
+    fresh = tmp_path / "fresh.db"
+    index_repository(str(repo), str(fresh), embed=False)
+    again = tmp_path / "again.db"
+    index_repository(str(repo), str(again), max_bytes=10, embed=False)
+    index_repository(str(repo), str(again), embed=False)
+    assert counts(again) == counts(fresh) == {"big.py": 3}

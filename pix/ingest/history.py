@@ -39,9 +39,13 @@ def commits(root: Path, *args: str, paths: Iterable[str] = ()) -> list[tuple[int
     # Each commit prints NUL, its time, NUL, then its paths each ended by NUL, the first after
     # a newline (a merge prints none). A path is never empty and may hold any other byte, so
     # an empty field is what starts a commit.
+    # With paths, --full-history: git's default simplification would drop a side branch's
+    # commits when a merge kept the other parent's version, which the whole-tree pass counts.
+    paths = list(paths)
+    limited = ("--full-history",) if paths else ()
     fields = scan.git(
         root, "--literal-pathspecs", "log", "--no-renames", "--name-only", "-z",
-        "--format=%x00%ct", *args, "--", *paths,
+        "--format=%x00%ct", *limited, *args, "--", *paths,
     ).split(b"\0")  # fmt: skip
     out: list[tuple[int, list[str]]] = []
     first = False  # the next field is a commit's first path
