@@ -275,6 +275,7 @@ def query(
     from pix.query import QueryRequest
     from pix.query import query as run
 
+    output = chosen_format(as_json, fmt)  # refused before any work (a --refresh, say)
     options = dict(
         file=file, top=top, only_path=only_path, ignore_path=ignore_path, no_content=no_content,
         context_lines=context_lines, max_characters=max_characters, view=view, explain=explain,
@@ -295,7 +296,7 @@ def query(
             raise errors.UsageError("a query is required", hint='pix query "what you look for"')
         request = request_from_options(text, options)
         if max_characters is None:
-            request.max_characters = terminal_budget(chosen_format(as_json, fmt))
+            request.max_characters = terminal_budget(output)
     warn_revealed(show_secrets)
     shards = _workspace(workspace, db)
     if shards is not None:
@@ -304,7 +305,7 @@ def query(
         response = query_workspace(shards, request, reveal=show_secrets)
     else:
         response = run(request, **_where({"db": db, "cwd": cwd}), reveal=show_secrets)
-    emit_response(response, chosen_format(as_json, fmt), copy)
+    emit_response(response, output, copy)
 
 
 @app.command()
@@ -468,6 +469,7 @@ def pack_cmd(
     from pix.pack import pack as run
 
     assert options is not None
+    output = chosen_format(options["as_json"], options["fmt"])  # refused before any work
     shaping = ("only_path", "ignore_path", "at", "fusion", "no_priors", "channel", "refresh")
     if options["input_"] is not None:
         given = [n for n in shaping if options[n]] + ["budget"] * (budget is not None)
@@ -500,7 +502,7 @@ def pack_cmd(
             opened.close()
     else:
         response = run(request, **_where(options), reveal=options["show_secrets"])
-    emit_pack(response, chosen_format(options["as_json"], options["fmt"]), options["copy"])
+    emit_pack(response, output, options["copy"])
 
 
 # The alias and run commands live in pix/cli_alias.py and discover in pix/cli_discover.py;

@@ -120,6 +120,7 @@ def run_alias(
     from pix import alias
 
     assert options is not None
+    fmt = chosen_format(options["as_json"], options["fmt"])  # refused before any work
     if file or mode is not None:
         raise errors.UsageError(alias.MODE_REFUSED)
     overrides: dict = {}
@@ -129,7 +130,6 @@ def run_alias(
         overrides["noContent"] = True
     if options["max_characters"] is not None:
         overrides["maxCharacters"] = options["max_characters"] or None  # 0: no limit
-    fmt = chosen_format(options["as_json"], options["fmt"])
     default = terminal_budget(fmt) if options["max_characters"] is None else None
     warn_revealed(options["show_secrets"])
     response = alias.run(

@@ -552,3 +552,9 @@ def test_json_with_another_format_is_refused_not_silently_preferred(repo):
             )
     code, out, err = pix_json("query", CELSIUS, "--json", "--format", "json", cwd=repo)
     assert code == 0 and out["results"], err  # the same choice twice is no conflict
+    # Refused before any work: an unknown commit (exit 3) is never looked for (a reviewer:
+    # pack re-indexed with --refresh, then refused).
+    for command in (["query", "x"], ["pack", "x", "--budget", "50"]):
+        args = [*command, "--json", "--format", "text", "--at", "0123456789abcdef0123"]
+        code, _, err = pix_json(*args, cwd=repo)
+        assert code == 2, (command, err)
