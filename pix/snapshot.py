@@ -170,14 +170,18 @@ def changed_files(store: Store, target: Target, snapshot: Snapshot) -> list[str]
         path: (size, mtime)
         for path, _, size, mtime in store.conn.execute(sql.SNAPSHOT_FILES, (snapshot.id,))
     }
+    # A submodule or nested repository is no content of this index: never a change (and a
+    # snapshot written before they were recorded, migration 009, must not read as stale).
     then.update(
         (path, (size, mtime))
-        for path, _, size, mtime in store.conn.execute(sql.SNAPSHOT_SKIPPED, (snapshot.id,))
+        for path, reason, size, mtime in store.conn.execute(sql.SNAPSHOT_SKIPPED, (snapshot.id,))
+        if reason != "submodule"
     )
     if target.is_git:
         now = scan.worktree_stats(root, then, excluded)
     else:
-        now = {e.path: (e.size, e.mtime_ns) for e in scan.list_folder(root, excluded).entries}
+        listed = scan.list_folder(root, excluded).entries
+        now = {e.path: (e.size, e.mtime_ns) for e in listed if not e.submodule}
     now = _as_stored(now)
     return sorted(p for p in now.keys() | then.keys() if now.get(p) != then.get(p))
 

@@ -238,6 +238,21 @@ def test_submodules_and_nested_repositories_are_recorded_as_skipped(make_repo, i
     write(folder, {"p.py": "P = 1\n"})
     shutil.copytree(lib, folder / "inner")
     assert index(folder, embed=False).skipped == {"submodule": 1}
+    code, out, _ = pix_json("status", "--json", cwd=folder)
+    assert out["workTree"]["changed"] == 0
+    # A snapshot written before submodules were recorded (migration 009) is not stale for
+    # them (a reviewer: every such repository read "2 file(s) changed" after the upgrade).
+    store = open_store(db, create=False)
+    with store.write() as conn:
+        conn.execute("DELETE FROM skipped WHERE reason = 'submodule'")
+    store.close()
+    code, out, _ = pix_json("status", "--json", cwd=repo)
+    assert code == 0 and out["workTree"]["changed"] == 0, out["workTree"]
+    # A tracked file replaced by a folder of files is a file gone, not a submodule.
+    (repo / "app.py").unlink()
+    write(repo, {"app.py/inner.py": "I = 1\n"})
+    report = index(repo, embed=False)
+    assert report.skipped == {"submodule": 2} and report.files == 2  # .gitmodules, inner.py
 
 
 def test_a_database_of_an_older_pix_keeps_its_skipped_rows_when_migrated(tmp_path):

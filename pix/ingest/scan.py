@@ -178,24 +178,28 @@ def _tree_file(rel: str, top: int) -> os.stat_result | None:
 
 
 def _is_repository(rel: str, top: int) -> bool:
-    """Whether git lists `rel` as a repository of its own: a submodule (a folder where a file
-    would be) or an untracked nested repository (`--others` lists it as `folder/`)."""
+    """Whether git lists `rel` as a repository of its own: an untracked nested repository
+    (`--others` lists it as `folder/`), or a submodule, a folder where git tracks a commit:
+    checked out (a `.git` inside) or not (empty). A tracked file replaced by a folder of
+    files is neither: a file gone."""
     if rel.endswith("/"):
         return True
     try:
-        st = os.stat(rel, dir_fd=top, follow_symlinks=False)
+        folder = os.open(rel, os.O_RDONLY | os.O_DIRECTORY, dir_fd=top)
+    except OSError:  # not a folder, or gone
+        return False
+    try:
+        names = os.listdir(folder)
     except OSError:
         return False
-    return (st.st_mode & 0o170000) == 0o040000
+    finally:
+        os.close(folder)
+    return not names or ".git" in names
 
 
 def _size_mtime(rel: str, top: int) -> tuple[int, int] | None:
-    """What the stale check compares: a file's size and mtime; (0, 0) for a repository in
-    the tree (as its skipped row records it), None for a path that is gone."""
     st = _tree_file(rel, top)
-    if st is not None:
-        return st.st_size, st.st_mtime_ns
-    return (0, 0) if _is_repository(rel, top) else None
+    return None if st is None else (st.st_size, st.st_mtime_ns)
 
 
 _LS_FILES = ("ls-files", "-z", "--cached", "--others", "--exclude-standard")
@@ -242,7 +246,7 @@ def worktree_stats(
                 continue
             stat = stats[path] if path in stats else _size_mtime(path, top)
             if stat is not None:
-                now[path.rstrip("/")] = stat
+                now[path] = stat
     finally:
         os.close(top)
     return now
