@@ -24,7 +24,7 @@ from pix.ingest import history, scan
 from pix.ingest.embed import Embedder, check_identity, length_batches, model_identity, quantize
 from pix.ingest.terms import path_terms
 from pix.progress import Progress
-from pix.schemas import json_name
+from pix.schemas import json_name, text_problem
 from pix.static_tier import embed_static, forget_other_static_table
 from pix.store import Store, content, open_store, sql
 from pix.store.db import DATABASE_SUFFIXES, now_iso, remove_database
@@ -64,6 +64,14 @@ def locate(path: str | None = None, db: str | None = None) -> Target:
     bare = _git_dir(start) if top is None else None
     root = (bare or top or start).resolve()
     db_path = Path(db or os.environ.get("PIX_DB") or root / ".pix.db").expanduser().resolve()
+    for where, fix in (
+        (root, "rename the folder: pix records its path as text"),
+        (db_path, "pass --db with a path that is UTF-8"),
+    ):
+        # Snapshot roots and database paths are stored and compared as text: a name that is
+        # not UTF-8 was "unexpected UnicodeEncodeError" at the first write.
+        if problem := text_problem(str(where)):
+            raise UsageError(f"the path {str(where)!r} cannot be used: {problem}", hint=fix)
     return Target(root, top is not None or bare is not None, db_path, bare is not None)
 
 
@@ -75,7 +83,7 @@ def _git_dir(folder: Path) -> Path | None:
         capture_output=True,
         check=False,
     )
-    lines = done.stdout.decode(errors="replace").split("\n")
+    lines = os.fsdecode(done.stdout).split("\n")  # a path: the file system's bytes
     if done.returncode != 0 or lines[0] != "true":
         return None
     return Path(lines[1])

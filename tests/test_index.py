@@ -286,6 +286,25 @@ def test_a_database_of_an_older_pix_keeps_its_skipped_rows_when_migrated(tmp_pat
         store.close()
 
 
+def test_a_folder_or_database_path_that_is_not_utf8_is_bad_input(make_repo, tmp_path):
+    # A file name that is not UTF-8 is skipped; the repository's own path or the database's
+    # cannot be: they are stored as text. It was "unexpected UnicodeDecodeError", exit 1.
+    odd = Path(os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9"))
+    odd.mkdir()
+    git(odd, "init", "-q")
+    (odd / "a.py").write_text("A = 1\n")
+    for args, cwd in (
+        (["index"], odd),
+        (["query", "x", "--cwd", str(odd)], tmp_path),
+        (["index", str(make_repo({"b.py": "B = 1\n"})), "--db", str(odd / "x.db")], tmp_path),
+    ):
+        code, out, err = pix(*args, cwd=cwd)
+        assert code == 2 and out == "", (args, err)
+        assert err.startswith("pix: error: the path ") and err.count("\n") == 1, err
+        assert "not valid UTF-8 (the byte 0xe9)" in err
+    assert not (odd / ".pix.db").exists() and not (odd / "x.db").exists()
+
+
 def test_a_real_file_named_like_an_escaped_name_is_never_taken_for_unchanged(make_repo, index):
     # `caf\\xe9.py` is both the escaped form of a latin-1 name and a valid UTF-8 name: with
     # both files there, one stored name stands for two, and it must read as changed (else an

@@ -88,7 +88,7 @@ def git_toplevel(path: Path) -> Path | None:
     )
     if done.returncode != 0:
         return None
-    return Path(done.stdout.decode().strip())
+    return Path(os.fsdecode(done.stdout.strip()))  # the file system's name, any bytes
 
 
 def head_commit(root: Path) -> tuple[str | None, str | None]:
