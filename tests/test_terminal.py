@@ -59,6 +59,10 @@ def test_a_budget_that_cuts_every_result_says_so(repo):
         assert line.endswith("raise --max-characters (0: no limit) to see them")
         code, out, _ = pix("query", RAIN, *mode, "--max-characters", "5", cwd=repo)
         assert code == 0 and out == line + "\n"
+    # What top left out is still said (a reviewer: the one line dropped it).
+    code, out, _ = pix("query", RAIN, "--top", "1", "--max-characters", "5", cwd=repo)
+    assert code == 0 and out.startswith("no results shown: all 1 cut by the budget")
+    assert "more below top)" in out
     code, out, _ = pix("query", "zzqqxxvvjjkk", "--channel", "bm25", cwd=repo)
     assert code == 0 and out == "no results\n"  # nothing found: nothing more to say
 

@@ -107,7 +107,7 @@ def request_from_flags(
         for value in values:
             ident, sep, pattern = value.partition("=")
             if not sep or not ident or not pattern:
-                example = f"{ident or 'name'}=TEXT" if sep else f"name={value}"
+                example = f"{ident or 'name'}={pattern or 'TEXT'}" if sep else f"name={value}"
                 raise UsageError(
                     f"{flag} takes ID=PATTERN, not {value!r}", hint=f"{flag} {example}"
                 )

@@ -178,8 +178,10 @@ def no_results(response: dict) -> str:
     # Found, then all cut: "no results" would read as nothing found.
     files = response["omitted"].get("budgetFiles")
     names = ": " + ", ".join(map(shown_path, files)) if files else ""
+    below = response["omitted"]["top"]
+    more = f" ({below} more below top)" if below else ""
     return (
-        f"no results shown: all {cut} cut by the budget{names}; raise --max-characters "
+        f"no results shown: all {cut} cut by the budget{names}{more}; raise --max-characters "
         "(0: no limit) to see them\n"
     )
 
