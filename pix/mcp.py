@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import io
 import json
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,6 +28,7 @@ import anyio.to_thread
 import mcp_types as types
 from mcp.server import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 
 from pix import __version__, alias, interrupt
 from pix.errors import DatabaseError, NotIndexedError, PixError, UsageError, as_pix_error
@@ -441,6 +444,53 @@ def build_server(tools: PixMcp) -> Server:
     )
 
 
+def claim_stdin() -> io.TextIOWrapper:
+    """The client's stream as text, read from a private copy of fd 0, with fd 0 itself
+    pointed at /dev/null (as the SDK's own transport does): a child process (git) that
+    inherits stdin must never read the client's messages."""
+    wire = os.dup(0)
+    quiet = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(quiet, 0)
+    os.close(quiet)
+    return open(wire, encoding="utf-8", errors="replace", closefd=True)  # noqa: SIM115
+
+
+class LastLine:
+    """The server's stdin, one line at a time, keeping the last: the SDK reads a line and
+    hands on what it made of it before reading the next, so an unreadable item is that line."""
+
+    def __init__(self, stream: anyio.AsyncFile) -> None:
+        self._lines = stream.__aiter__()
+        self.last = ""
+
+    def __aiter__(self) -> LastLine:
+        return self
+
+    async def __anext__(self) -> str:
+        self.last = await self._lines.__anext__()
+        return self.last
+
+
+def unreadable(line: str) -> types.JSONRPCError:
+    """The JSON-RPC error for a line the SDK could not read: not JSON (-32700, no id), or
+    JSON that is no MCP message, such as text with an unpaired surrogate (-32600, with the
+    line's id when it has one)."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        error = types.ErrorData(code=-32700, message="parse error: the line is not JSON")
+        return types.JSONRPCError(jsonrpc="2.0", id=None, error=error)
+    ident = message.get("id") if isinstance(message, dict) else None
+    if isinstance(ident, bool) or not isinstance(ident, int | str):
+        ident = None
+    error = types.ErrorData(
+        code=-32600,
+        message="invalid request: not a JSON-RPC message MCP knows, or its text is not "
+        "valid UTF-8 (an unpaired surrogate)",
+    )
+    return types.JSONRPCError(jsonrpc="2.0", id=ident, error=error)
+
+
 def serve(
     db: str | None = None,
     cwd: str | None = None,
@@ -474,8 +524,25 @@ def serve(
                 None if interrupt.requested() else loop.default_exception_handler(context)
             )
         )
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+        lines = LastLine(anyio.wrap_file(claim_stdin()))
+        async with stdio_server(stdin=lines) as (read_stream, write_stream):
+            # The SDK passes a line it cannot read on as an exception, and nothing answers
+            # it: the client waits forever. Each gets its JSON-RPC error instead.
+            relay_send, relay_receive = anyio.create_memory_object_stream(0)
+
+            async def relay() -> None:
+                async with relay_send:
+                    async for item in read_stream:
+                        if not isinstance(item, Exception):
+                            await relay_send.send(item)
+                        elif lines.last.strip():
+                            await write_stream.send(SessionMessage(unreadable(lines.last)))
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(relay)
+                await server.run(
+                    relay_receive, write_stream, server.create_initialization_options()
+                )
 
     try:
         anyio.run(main)

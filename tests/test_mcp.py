@@ -9,6 +9,7 @@ a private copy of its database.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -484,3 +485,45 @@ def test_a_server_that_could_never_answer_is_refused_before_it_serves(tmp_path):
     code, out, err = pix("mcp", "--db", str(a_file), cwd=tmp_path, stdin="")
     assert (code, out) == (4, "") and err.startswith(f"pix: error: {a_file} is not a pix database")
     assert a_file.read_text() == "x\n"
+
+
+def test_every_line_gets_an_answer_even_one_the_sdk_cannot_read(indexed):
+    # The SDK dropped a line it could not read (not JSON, or text with an unpaired
+    # surrogate), and the client waited forever (audit). Each now gets its JSON-RPC error,
+    # and the lines after it are answered as before.
+    root, db = indexed
+    hello = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "1"}},
+    }  # fmt: skip
+    call = {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}
+    lines = [
+        json.dumps(hello),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        "this is not json",
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"query",'
+        '"arguments":{"query":"x\\ud800","mode":"chunk"}}}',
+        json.dumps(call),
+    ]
+    server = subprocess.Popen(
+        [sys.executable, "-P", "-m", "pix.cli", "mcp", "--db", str(db), "--no-refresh"],
+        cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write("\n".join(lines) + "\n")
+    server.stdin.flush()
+    by_id: dict = {}
+    while 3 not in by_id:  # (the server answers in order of reading; id 3 comes last)
+        line = server.stdout.readline()
+        assert line, server.stderr.read() if server.stderr else ""
+        answer = json.loads(line)
+        by_id[answer["id"]] = answer
+    server.stdin.close()
+    assert server.wait(timeout=60) == 0
+    assert set(by_id) == {1, None, 2, 3}, by_id
+    assert by_id[None]["error"]["code"] == -32700
+    assert by_id[2]["error"]["code"] == -32600
+    assert "unpaired surrogate" in by_id[2]["error"]["message"]
+    assert "query" in {tool["name"] for tool in by_id[3]["result"]["tools"]}
