@@ -15,7 +15,9 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from pix.errors import PixError
+import apsw
+
+from pix.errors import PixError, as_pix_error
 from pix.output import packet
 from pix.output.shown import Redactions
 from pix.output.tokens import Counter
@@ -120,8 +122,9 @@ def discover_shards(
                 request, db=str(shard.db), cwd=str(shard.root or shard.db.parent),
                 reveal=reveal, started=started,
             )  # fmt: skip
-        except PixError as exc:  # its folder or database: named in warnings, as query does
-            answers[shard.name] = exc
+        except (PixError, apsw.Error) as exc:  # its folder or database (locked past the
+            # wait, say): named in warnings, as query does
+            answers[shard.name] = as_pix_error(exc)
     raise_if_none(answers, selected)
     warnings = []
     pooled = []
@@ -169,9 +172,9 @@ def status_shards(workspace: Workspace) -> dict:
             tree = report["workTree"]
             entry["fresh"] = tree["indexed"] and tree["changed"] == 0
             entry["status"] = report
-        except PixError as exc:
+        except (PixError, apsw.Error) as exc:  # apsw's: locked past the wait
             entry["fresh"] = False
-            entry["error"] = exc.envelope()["error"]
+            entry["error"] = as_pix_error(exc).envelope()["error"]
         repos.append(entry)
     return {
         "schemaVersion": WORKSPACE_STATUS_VERSION,

@@ -115,6 +115,16 @@ def test_a_locked_shard_is_a_warning_and_the_others_answer(tmp_path, embedder, h
         w.startswith("repository tables did not answer: the database is busy")
         for w in out["warnings"]
     )
+    # status and discover too (an audit: both failed whole, exit 5).
+    ws = ["--workspace", str(tmp_path)]
+    code, out, err = pix_json("status", *ws, "--json", env=quick)
+    assert code == 0, err
+    entries = {entry["name"]: entry for entry in out["repos"]}
+    assert entries["tables"]["error"]["code"] == "conflict" and not entries["tables"]["fresh"]
+    assert entries["weather"]["fresh"]
+    code, out, err = pix_json("discover", "-l", "t=celsius", *ws, "--json", env=quick)
+    assert code == 0, err
+    assert any(w.startswith("repository tables did not answer") for w in out["warnings"])
     # Alone, the locked database is the answer's error: exit 5, not a traceback.
     code, out, err = pix_json("query", "rows", "--json", cwd=tmp_path / "tables", env=quick)
     assert code == 5 and out["error"]["code"] == "conflict"
