@@ -248,11 +248,18 @@ def test_submodules_and_nested_repositories_are_recorded_as_skipped(make_repo, i
     store.close()
     code, out, _ = pix_json("status", "--json", cwd=repo)
     assert code == 0 and out["workTree"]["changed"] == 0, out["workTree"]
-    # A tracked file replaced by a folder of files is a file gone, not a submodule.
+    # A tracked file replaced by a folder, of files or empty, is a file gone, not a submodule;
+    # a submodule not checked out (an empty folder .gitmodules names) is one.
     (repo / "app.py").unlink()
     write(repo, {"app.py/inner.py": "I = 1\n"})
     report = index(repo, embed=False)
     assert report.skipped == {"submodule": 2} and report.files == 2  # .gitmodules, inner.py
+    shutil.rmtree(repo / "app.py")
+    (repo / "app.py").mkdir()
+    shutil.rmtree(repo / "vendor" / "lib")
+    (repo / "vendor" / "lib").mkdir()
+    report = index(repo, embed=False)
+    assert report.skipped == {"submodule": 2} and report.files == 1  # .gitmodules
 
 
 def test_a_database_of_an_older_pix_keeps_its_skipped_rows_when_migrated(tmp_path):

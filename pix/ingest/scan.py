@@ -12,7 +12,7 @@ import re
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -180,8 +180,8 @@ def _tree_file(rel: str, top: int) -> os.stat_result | None:
 def _is_repository(rel: str, top: int) -> bool:
     """Whether git lists `rel` as a repository of its own: an untracked nested repository
     (`--others` lists it as `folder/`), or a submodule, a folder where git tracks a commit:
-    checked out (a `.git` inside) or not (empty). A tracked file replaced by a folder of
-    files is neither: a file gone."""
+    checked out (a `.git` inside) or not (empty, and named in .gitmodules). A tracked file
+    replaced by a folder is neither: a file gone."""
     if rel.endswith("/"):
         return True
     try:
@@ -194,7 +194,22 @@ def _is_repository(rel: str, top: int) -> bool:
         return False
     finally:
         os.close(folder)
-    return not names or ".git" in names
+    return ".git" in names or (not names and rel in _submodule_paths(top))
+
+
+def _submodule_paths(top: int) -> set[str]:
+    """The `path = ...` entries of the tree's .gitmodules (read only for an empty folder
+    git lists, which is rare)."""
+    try:
+        with open(".gitmodules", encoding="utf-8", errors="replace", opener=_at(top)) as fh:
+            text = fh.read()
+    except OSError:
+        return set()
+    return set(re.findall(r"^\s*path\s*=\s*(.+?)\s*$", text, flags=re.MULTILINE))
+
+
+def _at(top: int) -> Callable[[str, int], int]:
+    return lambda path, flags: os.open(path, flags, dir_fd=top)
 
 
 def _size_mtime(rel: str, top: int) -> tuple[int, int] | None:
