@@ -452,7 +452,9 @@ def claim_stdin() -> io.TextIOWrapper:
     quiet = os.open(os.devnull, os.O_RDONLY)
     os.dup2(quiet, 0)
     os.close(quiet)
-    return open(wire, encoding="utf-8", errors="replace", closefd=True)  # noqa: SIM115
+    # surrogateescape: bytes that are not UTF-8 reach the request as they do from a command
+    # line, and are refused as there ("not valid UTF-8"), never run as U+FFFD.
+    return open(wire, encoding="utf-8", errors="surrogateescape", closefd=True)  # noqa: SIM115
 
 
 class LastLine:
@@ -486,7 +488,7 @@ def unreadable(line: str) -> types.JSONRPCError:
     error = types.ErrorData(
         code=-32600,
         message="invalid request: not a JSON-RPC message MCP knows, or its text is not "
-        "valid UTF-8 (an unpaired surrogate)",
+        "valid UTF-8 (bytes that are not, or an unpaired surrogate)",
     )
     return types.JSONRPCError(jsonrpc="2.0", id=ident, error=error)
 

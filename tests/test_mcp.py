@@ -506,24 +506,27 @@ def test_every_line_gets_an_answer_even_one_the_sdk_cannot_read(indexed):
         '"arguments":{"query":"x\\ud800","mode":"chunk"}}}',
         json.dumps(call),
     ]
+    # Bytes that are not UTF-8 are refused, as on the command line (not run as U+FFFD).
+    raw = b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"query",' \
+        b'"arguments":{"query":"x\xff\xfe","mode":"chunk"}}}'  # fmt: skip
     server = subprocess.Popen(
         [sys.executable, "-P", "-m", "pix.cli", "mcp", "--db", str(db), "--no-refresh"],
         cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True,
     )  # fmt: skip
     assert server.stdin is not None and server.stdout is not None
-    server.stdin.write("\n".join(lines) + "\n")
+    server.stdin.write(("\n".join(lines[:-1]) + "\n").encode() + raw + b"\n")
+    server.stdin.write((lines[-1] + "\n").encode())
     server.stdin.flush()
     by_id: dict = {}
     while 3 not in by_id:  # (the server answers in order of reading; id 3 comes last)
         line = server.stdout.readline()
-        assert line, server.stderr.read() if server.stderr else ""
+        assert line, server.stderr.read().decode() if server.stderr else ""
         answer = json.loads(line)
         by_id[answer["id"]] = answer
     server.stdin.close()
     assert server.wait(timeout=60) == 0
-    assert set(by_id) == {1, None, 2, 3}, by_id
+    assert set(by_id) == {1, None, 2, 4, 3}, by_id
     assert by_id[None]["error"]["code"] == -32700
-    assert by_id[2]["error"]["code"] == -32600
-    assert "unpaired surrogate" in by_id[2]["error"]["message"]
+    assert by_id[2]["error"]["code"] == by_id[4]["error"]["code"] == -32600
+    assert "not valid UTF-8" in by_id[4]["error"]["message"]
     assert "query" in {tool["name"] for tool in by_id[3]["result"]["tools"]}
