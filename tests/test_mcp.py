@@ -404,15 +404,18 @@ def test_concurrent_calls_are_answered_like_sequential_ones(indexed):
         assert concurrent == sequential
 
 
+# A raw client's first line (id 1).
+INITIALIZE = {
+    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "t", "version": "0"}},
+}  # fmt: skip
+
+
 def test_stdout_carries_only_protocol_and_the_server_ends_with_its_stdin(indexed):
     """Closing the client ends the server with exit 0 and nothing but protocol on stdout."""
     root, db = indexed
-    init = {
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "t", "version": "0"}},
-    }  # fmt: skip
-    code, out, err = pix("mcp", "--db", str(db), cwd=root, stdin=json.dumps(init) + "\n")
+    code, out, err = pix("mcp", "--db", str(db), cwd=root, stdin=json.dumps(INITIALIZE) + "\n")
     assert code == 0, err
     lines = out.splitlines()
     assert len(lines) == 1
@@ -492,14 +495,9 @@ def test_every_line_gets_an_answer_even_one_the_sdk_cannot_read(indexed):
     # surrogate), and the client waited forever (audit). Each now gets its JSON-RPC error,
     # and the lines after it are answered as before.
     root, db = indexed
-    hello = {
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "raw", "version": "1"}},
-    }  # fmt: skip
     call = {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}
     lines = [
-        json.dumps(hello),
+        json.dumps(INITIALIZE),
         json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         "this is not json",
         '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"query",'
