@@ -418,7 +418,7 @@ def one_db(dbs: list[Path] | None) -> Path | None:
 
 def _where(options: dict) -> dict:
     """db and cwd for the one-database path (several --db make a workspace: _workspace)."""
-    db = one_db(options["db"]) if isinstance(options["db"], list) else options["db"]
+    db = one_db(options["db"])
     return {"db": str(db) if db else None, "cwd": str(options["cwd"]) if options["cwd"] else None}
 
 

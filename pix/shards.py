@@ -95,6 +95,10 @@ from pix.snapshot import Snapshot, changed_files, select_snapshot
 from pix.workspace import Shard, Workspace
 
 THREADS = max(1, min(4, os.cpu_count() or 1))
+# What one shard may fail with while the others answer: pix's own errors, and SQLite's raised
+# from a statement (busy past the lock wait, a page found corrupt), each reported through
+# as_pix_error as a front end would.
+SHARD_FAILURES = (PixError, apsw.Error)
 # A ceiling and a score are summed in other orders (Python, SQL): a shard is left out only when
 # its ceiling is below the floor by more than rounding.
 CEILING_SLACK = 1 + 1e-9
@@ -149,7 +153,7 @@ class ShardSet:
             # of 20 shards would take seconds a question (pix/retrieve/refine.py).
             self.engines[shard.name].refine_top = 0
             self.problems.pop(shard.name, None)
-        except (PixError, apsw.Error) as exc:  # apsw's: busy past the wait, say
+        except SHARD_FAILURES as exc:
             self.problems[shard.name] = as_pix_error(exc)
 
     def reopen_failed(self) -> None:
@@ -175,7 +179,7 @@ class ShardSet:
             try:
                 engine.reopen()
                 self.forget(shard.name)
-            except (PixError, apsw.Error) as exc:  # apsw's: the new file locked past the wait
+            except SHARD_FAILURES as exc:
                 engine.close()
                 del self.engines[shard.name]
                 self.problems[shard.name] = as_pix_error(exc)
@@ -333,7 +337,7 @@ class ShardSet:
                 return self.problems[shard.name]
             try:
                 return work(self.engines[shard.name])
-            except (PixError, apsw.Error) as exc:  # one shard's busy lock is its own problem
+            except SHARD_FAILURES as exc:
                 return as_pix_error(exc)
 
         if self.threads <= 1 or len(shards) <= 1:

@@ -15,8 +15,6 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-import apsw
-
 from pix.errors import PixError, as_pix_error
 from pix.output import packet
 from pix.output.shown import Redactions
@@ -31,7 +29,14 @@ from pix.pack import (
     project_span,
 )
 from pix.query import check_request, warn_unrevealed
-from pix.shards import ShardSet, merge, problem_warning, raise_if_none, unmatched_anywhere
+from pix.shards import (
+    SHARD_FAILURES,
+    ShardSet,
+    merge,
+    problem_warning,
+    raise_if_none,
+    unmatched_anywhere,
+)
 from pix.workspace import Workspace
 
 WORKSPACE_STATUS_VERSION = 1  # schema/workspace-status-response.v1.json
@@ -122,8 +127,7 @@ def discover_shards(
                 request, db=str(shard.db), cwd=str(shard.root or shard.db.parent),
                 reveal=reveal, started=started,
             )  # fmt: skip
-        except (PixError, apsw.Error) as exc:  # its folder or database (locked past the
-            # wait, say): named in warnings, as query does
+        except SHARD_FAILURES as exc:  # its folder or database: named in warnings, as query does
             answers[shard.name] = as_pix_error(exc)
     raise_if_none(answers, selected)
     warnings = []
@@ -172,7 +176,7 @@ def status_shards(workspace: Workspace) -> dict:
             tree = report["workTree"]
             entry["fresh"] = tree["indexed"] and tree["changed"] == 0
             entry["status"] = report
-        except (PixError, apsw.Error) as exc:  # apsw's: locked past the wait
+        except SHARD_FAILURES as exc:
             entry["fresh"] = False
             entry["error"] = as_pix_error(exc).envelope()["error"]
         repos.append(entry)
