@@ -22,19 +22,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.corpora import _GIT_ENV
 from pix.index import index_repository
 from pix.shards import THREADS, ShardSet
 from pix.store.db import LOCK_TIMEOUT_ENV
 from pix.workspace import load_workspace
 
-GIT = {
-    "GIT_AUTHOR_NAME": "bench",
-    "GIT_AUTHOR_EMAIL": "bench@pix.invalid",
-    "GIT_COMMITTER_NAME": "bench",
-    "GIT_COMMITTER_EMAIL": "bench@pix.invalid",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
 HOLDER = """
 import sys, time, apsw
 conn = apsw.Connection(sys.argv[1])
@@ -46,7 +39,7 @@ sys.stdin.read()  # until the bench closes it
 
 
 def make_workspace(base: Path, repos: int) -> Path:
-    env = {**os.environ, **GIT}
+    env = {**os.environ, **_GIT_ENV}
     for i in range(repos):
         root = base / f"r{i}"
         root.mkdir()
