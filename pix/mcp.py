@@ -20,6 +20,7 @@ import io
 import json
 import os
 import threading
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -473,6 +474,38 @@ class LastLine:
         return self.last
 
 
+class OpenRequests:
+    """The ids of the requests read and not yet answered. A request the client cancels
+    (notifications/cancelled) gets no answer, so it is no longer waited for."""
+
+    def __init__(self) -> None:
+        self._open: Counter[object] = Counter()
+        self._changed = anyio.Event()
+
+    def read(self, message: object) -> None:
+        if isinstance(message, types.JSONRPCRequest):
+            self._open[message.id] += 1
+        elif isinstance(message, types.JSONRPCNotification) and (
+            message.method == "notifications/cancelled"
+        ):
+            self._close((message.params or {}).get("requestId"))
+
+    def written(self, message: object) -> None:
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            self._close(message.id)
+
+    def _close(self, ident: object) -> None:
+        if self._open.get(ident, 0) > 0:
+            self._open[ident] -= 1
+            self._open += Counter()  # drops the ids at zero
+            self._changed.set()
+
+    async def all_answered(self) -> None:
+        while self._open:
+            self._changed = anyio.Event()
+            await self._changed.wait()
+
+
 def unreadable(line: str) -> types.JSONRPCError:
     """The JSON-RPC error for a line the SDK could not read: not JSON (-32700, no id), or
     JSON that is no MCP message, such as text with an unpaired surrogate (-32600, with the
@@ -528,23 +561,41 @@ def serve(
         )
         lines = LastLine(anyio.wrap_file(claim_stdin()))
         async with stdio_server(stdin=lines) as (read_stream, write_stream):
-            # The SDK passes a line it cannot read on as an exception, and nothing answers
-            # it: the client waits forever. Each gets its JSON-RPC error instead.
-            relay_send, relay_receive = anyio.create_memory_object_stream(0)
+            # Two relays stand between the SDK and the wire. Inbound, a line the SDK cannot
+            # read reaches it as an exception, and nothing answers it: the client would wait
+            # forever, so each gets its JSON-RPC error. At end of input the SDK ends the
+            # session and drops the calls still running (`printf ... | pix mcp`), so the
+            # inbound relay holds the end back until the outbound one has seen every request
+            # answered.
+            inbound_send, inbound_receive = anyio.create_memory_object_stream(0)
+            outbound_send, outbound_receive = anyio.create_memory_object_stream(0)
+            open_requests = OpenRequests()
 
-            async def relay() -> None:
-                async with relay_send:
+            async def inbound() -> None:
+                async with inbound_send:
                     async for item in read_stream:
                         if not isinstance(item, Exception):
-                            await relay_send.send(item)
+                            open_requests.read(item.message)
+                            await inbound_send.send(item)
                         elif lines.last.strip():
                             await write_stream.send(SessionMessage(unreadable(lines.last)))
+                    await open_requests.all_answered()
+
+            async def outbound() -> None:
+                # Closing the wire's stream at the end is what lets stdio_server end (the SDK
+                # closes the stream it was given: outbound_send).
+                async with outbound_receive, write_stream:
+                    async for item in outbound_receive:
+                        await write_stream.send(item)
+                        open_requests.written(item.message)
 
             async with anyio.create_task_group() as group:
-                group.start_soon(relay)
-                await server.run(
-                    relay_receive, write_stream, server.create_initialization_options()
-                )
+                group.start_soon(inbound)
+                group.start_soon(outbound)
+                async with outbound_send:
+                    await server.run(
+                        inbound_receive, outbound_send, server.create_initialization_options()
+                    )
 
     try:
         anyio.run(main)

@@ -528,3 +528,28 @@ def test_every_line_gets_an_answer_even_one_the_sdk_cannot_read(indexed):
     assert by_id[2]["error"]["code"] == by_id[4]["error"]["code"] == -32600
     assert "not valid UTF-8" in by_id[4]["error"]["message"]
     assert "query" in {tool["name"] for tool in by_id[3]["result"]["tools"]}
+
+
+def test_a_client_that_closes_stdin_after_its_calls_still_gets_every_answer(indexed):
+    # `printf '...' | pix mcp`: the SDK ended the session at end of input and dropped the
+    # calls still running, unanswered (audit). Every request read is now answered first.
+    root, db = indexed
+    calls = [
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "query", "arguments": {"query": "area of a circle", "mode": "chunk"}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "status", "arguments": {}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/list"},
+    ]  # fmt: skip
+    lines = [
+        json.dumps(INITIALIZE),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        *map(json.dumps, calls),
+    ]
+    code, out, err = pix("mcp", "--db", str(db), cwd=root, stdin="\n".join(lines) + "\n")
+    assert code == 0, err
+    by_id = {answer["id"]: answer for answer in map(json.loads, out.splitlines())}
+    assert set(by_id) == {1, 2, 3, 4}, err
+    query = json.loads(by_id[2]["result"]["content"][0]["text"])
+    assert query["results"][0]["path"] == "shapes/geometry.py", query["results"]
+    assert not by_id[3]["result"].get("isError"), by_id[3]
