@@ -326,6 +326,12 @@ def refresh_first(
             f"run `{reindex_command(other, engine.target.db)}` in {other} to refresh it"
         )
         return None, None
+    if engine.store.read_only:
+        warnings.append(
+            f"refresh skipped: pix cannot write {engine.target.db} or its folder (read-only); "
+            "this answer is the index as it stands"
+        )
+        return None, changed or None
     target = engine.target
     engine.store.close()
     # No quick_check on every refresh: the engine checks when SQL fails (answer).

@@ -87,8 +87,24 @@ def git_toplevel(path: Path) -> Path | None:
         ["git", "-C", str(path), "rev-parse", "--show-toplevel"], capture_output=True, check=False
     )
     if done.returncode != 0:
+        refuse_unsafe(path, done.stderr)
         return None
     return Path(os.fsdecode(done.stdout.strip()))  # the file system's name, any bytes
+
+
+def refuse_unsafe(path: Path, stderr: bytes) -> None:
+    """UsageError when git refused a repository another user owns (its safe.directory
+    check): read as a plain folder, it would be indexed without its history and called
+    changed. pix never overrides the check (such a repository's config can run commands)."""
+    if b"dubious ownership" not in stderr:
+        return
+    lines = stderr.decode(errors="replace").splitlines()
+    advice = next((line.strip() for line in lines if "safe.directory" in line), "")
+    raise UsageError(
+        f"git refuses to read the repository at {path}: another user owns it (git's "
+        "safe.directory check)",
+        hint=f"if you trust it, run `{advice}`" if advice else "see git help config",
+    )
 
 
 def head_commit(root: Path) -> tuple[str | None, str | None]:

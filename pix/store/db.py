@@ -13,6 +13,7 @@ import os
 import re
 import sys
 import time
+import urllib.parse
 from collections.abc import Iterator
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -102,9 +103,12 @@ def file_identity(path: Path) -> tuple[int, int] | None:
 class Store:
     """One open connection to a pix database."""
 
-    def __init__(self, conn: apsw.Connection, path: Path) -> None:
+    def __init__(self, conn: apsw.Connection, path: Path, read_only: bool = False) -> None:
         self.conn = conn
         self.path = path
+        # pix can write neither the file nor its folder (read_only_place): nothing is
+        # refreshed or recorded, and a write is refused.
+        self.read_only = read_only
         # Which file this connection has open: the path may later name another one (deleted,
         # or replaced by `pix index --rebuild`), and a long-lived server must notice.
         self.identity = file_identity(path)
@@ -161,6 +165,8 @@ class Store:
     def write(self) -> Iterator[apsw.Connection]:
         """One write transaction. IMMEDIATE takes the write lock up front, so two writers queue
         instead of failing halfway when one upgrades from reading."""
+        if self.read_only:
+            raise read_only_error(self.path)
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield self.conn
@@ -259,11 +265,42 @@ def wait_for_locks(conn: apsw.Connection, path: Path) -> None:
     conn.set_busy_handler(LockWait(path, lock_timeout()))
 
 
+def read_only_place(path: Path) -> bool:
+    """Whether pix can write neither the database nor the folder SQLite keeps its -wal and
+    -shm files in: a read-only mount, another user's checkout, a copy on read-only media."""
+    return not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
+
+
+def read_only_error(path: Path) -> DatabaseError:
+    return DatabaseError(
+        f"cannot write {path}: pix cannot write it or its folder (read-only)",
+        hint="reading works where it is: query, pack, status and discover; to index it or save "
+        "aliases, copy it to a writable folder and pass the copy with --db",
+    )
+
+
+def _wal_pending(path: Path) -> bool:
+    """Whether a -wal file beside the database may hold commits the file itself lacks."""
+    wal = path.with_name(path.name + "-wal")
+    return wal.exists() and wal.stat().st_size > 0
+
+
+def _open_read_only(path: Path) -> apsw.Connection:
+    """A read-only connection. In a read-only place with no -wal beside the file (pix's
+    last connection checkpoints and removes it), the file holds every commit: it is opened
+    `immutable`, since SQLite cannot make the -shm file a WAL database is read through, and
+    nothing can write it meanwhile."""
+    if read_only_place(path) and not _wal_pending(path):
+        uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?immutable=1"
+        return apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+    return apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+
+
 def _inspect(path: Path, check: bool = False) -> list[str]:
     """Read-only look at an existing file: its applied migrations, or a refusal; with
     `check`, SQLite's quick_check too."""
     try:
-        ro = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+        ro = _open_read_only(path)
     except SQLITE_FAILURES as exc:
         raise DatabaseError(f"cannot open {path}: {exc}") from None
     try:
@@ -339,8 +376,8 @@ def _sqlite_header(path: Path) -> bool:
         return False
 
 
-def _connect(path: Path, new: bool = False) -> apsw.Connection:
-    conn = apsw.Connection(str(path))
+def _connect(path: Path, new: bool = False, read_only: bool = False) -> apsw.Connection:
+    conn = _open_read_only(path) if read_only else apsw.Connection(str(path))
     conn.enable_load_extension(True)
     conn.load_extension(sqlite_vec.loadable_path())
     conn.enable_load_extension(False)
@@ -352,6 +389,8 @@ def _connect(path: Path, new: bool = False) -> apsw.Connection:
     # staying in the file: the static tier alone left 15% of a fresh index free. It takes
     # effect on a new file (before its first table); pix gc's VACUUM turns it on in an older
     # one. Only for a new file: on an existing one the pragma waits for the write lock.
+    if read_only:
+        return conn
     if new:
         conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
     conn.execute("PRAGMA journal_mode = WAL")
@@ -380,6 +419,21 @@ def _migrate(conn: apsw.Connection, applied: list[str]) -> None:
                 conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
+
+
+def _read_only_store(path: Path, applied: list[str]) -> Store:
+    """A store pix can only read: it answers as it stands, and a write through it fails
+    (apsw.ReadOnlyError, which pix.errors reports)."""
+    if any(name not in applied for name in known_migrations()):
+        raise DatabaseError(
+            f"{path} was written by an older pix and cannot be upgraded where it is: pix "
+            "cannot write it or its folder",
+            hint="copy it to a writable folder and pass that copy with --db",
+        )
+    try:
+        return Store(_connect(path, read_only=True), path, read_only=True)
+    except SQLITE_FAILURES as exc:
+        raise DatabaseError(f"cannot read {path}: {exc}") from None
 
 
 def open_store(path: Path, *, create: bool, check: bool = False) -> Store:
@@ -412,6 +466,10 @@ def open_store(path: Path, *, create: bool, check: bool = False) -> Store:
             raise NotIndexedError(
                 f"no pix index at {path}", hint="run `pix index` in the repository first"
             )
+        if read_only_place(path):
+            if create:
+                raise read_only_error(path)
+            return _read_only_store(path, applied)
     for attempt in range(SCHEMA_RETRIES):
         try:
             conn = _connect(path, new=not applied)

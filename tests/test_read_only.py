@@ -1,0 +1,122 @@
+"""A database pix can read but not write: a read-only mount, another user's checkout.
+
+A WAL database is read through a -shm file beside it, which a read-only folder cannot hold:
+every command failed with "unexpected ReadOnlyError" (exit 1), reads included (audit). Reads
+now answer; writes are refused with one line, exit 4, and the file is left as it was.
+
+The read-only folder is a real read-only bind mount, made in a user and mount namespace
+(`unshare -rm`), so that the test runs the same as root (whom file modes do not stop) and as
+any other user.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import AREA, GEOMETRY, GIT_ENV, GREETING, indexed_in_place, pix
+
+FILES = {"shapes/geometry.py": GEOMETRY, "hello.py": GREETING}
+# Mount the folder ($0) on itself read-only, then run pix in it.
+MOUNT_READ_ONLY = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && cd "$0" && exec "$@"'
+
+
+def namespaces_available() -> bool:
+    try:
+        done = subprocess.run(["unshare", "-rm", "true"], capture_output=True, check=False)
+    except FileNotFoundError:
+        return False
+    return done.returncode == 0
+
+
+pytestmark = pytest.mark.skipif(
+    not namespaces_available(), reason="needs unshare -rm (user and mount namespaces)"
+)
+
+
+def read_only(root: Path, *args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    """pix run in `root` with `root` mounted read-only: (exit code, stdout, stderr)."""
+    command = [sys.executable, "-P", "-m", "pix.cli", *args]
+    done = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", MOUNT_READ_ONLY, str(root), *command],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **GIT_ENV},
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.fixture
+def root(tmp_path, embedder) -> Path:
+    return indexed_in_place(tmp_path, FILES, embedder)
+
+
+def digest(root: Path) -> str:
+    return hashlib.sha256((root / ".pix.db").read_bytes()).hexdigest()
+
+
+def test_reads_answer_as_they_do_where_pix_can_write(root):
+    for args, key in (
+        (("query", AREA, "--json"), "results"),
+        (("pack", AREA, "--budget", "2000", "--json"), "spans"),
+    ):
+        code, out, err = read_only(root, *args)
+        assert code == 0, err
+        assert json.loads(out)[key] == json.loads(pix(*args, cwd=root)[1])[key]
+    code, out, err = read_only(root, "status", "--json")
+    assert code == 0, err
+    assert json.loads(out)["snapshots"][0]["files"] == 2
+    code, out, err = read_only(root, "alias", "list", "--json")
+    assert code == 0 and json.loads(out) == {"aliases": []}, err
+
+
+def test_writes_are_refused_in_one_line_and_leave_the_file_as_it_was(root):
+    before = digest(root)
+    for args in (("index",), ("alias", "add", "area", AREA), ("gc",)):
+        code, out, err = read_only(root, *args)
+        assert code == 4, (args, err)
+        assert err.startswith(f"pix: error: cannot write {root / '.pix.db'}"), err
+        assert "copy it to a writable folder" in err and "Traceback" not in err
+        assert len(err.strip().splitlines()) == 1, err
+    assert digest(root) == before
+
+
+def test_a_refresh_is_skipped_with_a_warning_and_the_index_answers(root):
+    (root / "hello.py").write_text(GREETING + "\n\ndef wave():\n    pass\n", encoding="utf-8")
+    code, out, err = read_only(root, "query", AREA, "--refresh", "--json")
+    assert code == 0, err
+    warnings = json.loads(out)["warnings"]
+    assert any(w.startswith("refresh skipped: pix cannot write") for w in warnings), warnings
+    assert any("hello.py" in w for w in warnings), warnings  # still named as changed
+    # The MCP server refreshes before every query by default: it answers all the same.
+    session = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "query", "arguments": {"query": AREA, "mode": "file"}}},
+    ]  # fmt: skip
+    code, out, err = read_only(root, "mcp", stdin="".join(json.dumps(m) + "\n" for m in session))
+    assert code == 0, err
+    answer = {reply["id"]: reply for reply in map(json.loads, out.splitlines())}[2]["result"]
+    assert not answer.get("isError"), answer
+    payload = json.loads(answer["content"][0]["text"])
+    assert payload["results"][0]["file"] == "shapes/geometry.py"
+    assert any(w.startswith("refresh skipped") for w in payload["warnings"])
+
+
+def test_a_repository_git_refuses_as_another_users_is_named_not_read_as_a_folder(root):
+    # Read as a plain folder, it was indexed without its history and a query's --at HEAD
+    # said it was no git repository.
+    env = {"GIT_TEST_ASSUME_DIFFERENT_OWNER": "1"}
+    code, out, err = pix("status", cwd=root, env=env)
+    assert code == 2, err
+    assert "git refuses to read the repository" in err and "safe.directory" in err, err
+    assert len(err.strip().splitlines()) == 1
