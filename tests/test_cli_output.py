@@ -286,3 +286,15 @@ def test_a_nul_in_the_query_separates_words(repo, tmp_path):
     request.write_text(json.dumps({"query": "\u0000"}))
     code, out, err = pix("query", "--input", str(request), cwd=repo)
     assert code == 2 and err.startswith("pix: error: the query is empty")
+
+
+def test_a_home_folder_that_cannot_be_written_prints_no_onnxruntime_line(repo, tmp_path):
+    # onnxruntime's telemetry keeps a device id under $HOME and printed a coloured warning
+    # line on every run where it could not (a read-only or missing HOME; audit). pix turns the
+    # telemetry off: stderr holds pix's own lines only.
+    home = tmp_path / "home"
+    home.write_text("a file, so nothing can be made under it\n", encoding="utf-8")
+    code, out, err = pix("query", "greeting", "--json", cwd=repo, env={"HOME": str(home)})
+    assert code == 0, err
+    assert json.loads(out)["results"]
+    assert "onnxruntime" not in err and "telemetry" not in err, err

@@ -103,6 +103,10 @@ class Embedder:
     ) -> None:
         """`model_file` runs another ONNX file with the same inputs and outputs (the benchmarks
         compare models/quantized/ with the shipped one); the thread counts are for them too."""
+        # onnxruntime's telemetry keeps a device id under $HOME, and where it cannot (a
+        # read-only or missing HOME) prints a warning line on every run. pix reports nothing
+        # anywhere: off, unless the caller set it.
+        os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
