@@ -111,7 +111,9 @@ def tree_elsewhere(snapshot: Snapshot, target: Target) -> str | None:
     """The folder of the work tree `snapshot` indexes when the database is another folder's
     (`--db` names a database outside this one) and that folder is on this machine; else None.
     A database inside this folder is this folder's, wherever its snapshots were made: a
-    repository copied with its .pix.db (`cp -r proj proj-experiment`) refreshes into it."""
+    repository copied with its .pix.db (`cp -r proj proj-experiment`) refreshes into it.
+    Unless it lies inside the very subfolder it indexes (`--db sub/.pix.db` run from sub's
+    parent): that subfolder is its tree."""
     if snapshot.kind == "commit":
         return None
     return _elsewhere(snapshot.root, target)
@@ -128,7 +130,10 @@ def other_tree(store: Store, target: Target) -> str | None:
 
 
 def _elsewhere(root: str, target: Target) -> str | None:
-    if target.db.is_relative_to(target.root) or same_folder(root, target.root):
+    if same_folder(root, target.root):
+        return None
+    inside = Path(root).is_relative_to(target.root) and target.db.is_relative_to(root)
+    if target.db.is_relative_to(target.root) and not inside:
         return None
     return root if Path(root).is_dir() else None
 

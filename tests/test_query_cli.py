@@ -512,6 +512,25 @@ def test_another_folders_database_is_told_apart_from_this_folders_own(make_repo,
     assert not any(w.startswith("refresh skipped") for w in out["warnings"])
 
 
+def test_a_subfolders_own_database_named_from_its_parent_judges_the_subfolder(make_repo, tmp_path):
+    # `pix status --db sub/.pix.db` run in sub's parent read the parent as the tree: "work
+    # tree not indexed", and a query's refresh indexed the parent into sub's database.
+    sub = make_repo({"m.py": "def apple_function():\n    pass\n"}, name="sub")
+    assert pix("index", "--static-only", cwd=sub)[0] == 0
+    db = "sub/.pix.db"
+    code, out, err = pix_json("status", "--db", db, "--json", cwd=tmp_path)
+    assert code == 0 and out["root"] == str(sub), (err, out)
+    assert out["workTree"] == {"indexed": True, "changed": 0, "changedPaths": []}
+    (sub / "m.py").write_text("def apple_function():\n    return 'changed'\n")
+    code, out, err = pix_json("query", "apple", "--db", db, "--refresh", "--json", cwd=tmp_path)
+    assert code == 0, err
+    assert any(
+        w.startswith(f"refresh skipped: {sub / '.pix.db'} indexes {sub}") for w in out["warnings"]
+    )
+    code, out, err = pix_json("query", "apple", "--db", db, "--json", cwd=tmp_path)
+    assert any(w.startswith(f"1 file(s) changed in {sub} ") for w in out["warnings"]), out
+
+
 def test_a_folder_moved_behind_a_link_is_still_its_own_tree(make_repo):
     # Indexed at real/, then moved with a link left at real/: the snapshot's folder is the
     # same folder, so its changes are seen and a refresh indexes it.
