@@ -15,10 +15,12 @@ the server keeps serving.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import io
 import json
 import os
+import sys
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -474,29 +476,43 @@ class LastLine:
         return self.last
 
 
+def request_key(value: object) -> int | str | None:
+    """A request id as the SDK correlates it (mcp.shared.dispatcher): a string or an integer
+    but never a bool (True would be request 1), and "7" the same request as 7."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return None
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            return int(value)
+    return value
+
+
 class OpenRequests:
-    """The ids of the requests read and not yet answered. A request the client cancels
+    """The requests read and not yet answered, by request_key. A request the client cancels
     (notifications/cancelled) gets no answer, so it is no longer waited for."""
 
     def __init__(self) -> None:
-        self._open: Counter[object] = Counter()
+        self._open: Counter[int | str] = Counter()
         self._changed = anyio.Event()
 
     def read(self, message: object) -> None:
         if isinstance(message, types.JSONRPCRequest):
-            self._open[message.id] += 1
+            key = request_key(message.id)
+            if key is not None:
+                self._open[key] += 1
         elif isinstance(message, types.JSONRPCNotification) and (
             message.method == "notifications/cancelled"
         ):
-            self._close((message.params or {}).get("requestId"))
+            params = message.params if isinstance(message.params, dict) else {}
+            self._close(request_key(params.get("requestId")))
 
     def written(self, message: object) -> None:
         if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
-            self._close(message.id)
+            self._close(request_key(message.id))
 
-    def _close(self, ident: object) -> None:
-        if self._open.get(ident, 0) > 0:
-            self._open[ident] -= 1
+    def _close(self, key: int | str | None) -> None:
+        if key is not None and self._open[key] > 0:
+            self._open[key] -= 1
             self._open += Counter()  # drops the ids at zero
             self._changed.set()
 
@@ -599,5 +615,10 @@ def serve(
 
     try:
         anyio.run(main)
+    except* (BrokenPipeError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+        # The client closed its end of stdout (`pix mcp ... | head -n1`): nobody is left to
+        # answer, and that is the client's choice, as for any command piped into head.
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     finally:
         tools.close()

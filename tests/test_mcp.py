@@ -553,3 +553,50 @@ def test_a_client_that_closes_stdin_after_its_calls_still_gets_every_answer(inde
     query = json.loads(by_id[2]["result"]["content"][0]["text"])
     assert query["results"][0]["path"] == "shapes/geometry.py", query["results"]
     assert not by_id[3]["result"].get("isError"), by_id[3]
+
+
+def test_cancelled_and_malformed_cancels_neither_hang_nor_end_the_session(indexed):
+    # The end of input waits for every request read; a cancelled one gets no answer, and
+    # the SDK correlates "5" with 5, so a wait keyed otherwise never ended (review). A cancel
+    # whose requestId is an object ended the session with a TypeError.
+    root, db = indexed
+    query = {"query": AREA, "mode": "chunk"}
+    lines = [
+        INITIALIZE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": "5", "method": "tools/call",
+         "params": {"name": "query", "arguments": query}},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": {}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "ping"},
+    ]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "pix.cli", "mcp", "--db", str(db), "--no-refresh"],
+        cwd=root, input="".join(json.dumps(line) + "\n" for line in lines),
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    answered = {reply["id"] for reply in map(json.loads, done.stdout.splitlines())}
+    assert {1, 3} <= answered <= {1, 3, "5"}, done.stdout
+
+
+def test_a_client_that_stops_reading_ends_the_server_quietly(indexed):
+    # `pix mcp | head -n1`: the answer to a call still running met a closed pipe at the end
+    # of input, and the server ended with "unexpected ExceptionGroup", exit 1 (review).
+    root, db = indexed
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "query", "arguments": {"query": AREA, "mode": "chunk"}}}  # fmt: skip
+    server = subprocess.Popen(
+        [sys.executable, "-P", "-m", "pix.cli", "mcp", "--db", str(db), "--no-refresh"],
+        cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert server.stdin is not None and server.stdout is not None and server.stderr is not None
+    server.stdin.write((json.dumps(INITIALIZE) + "\n").encode())
+    server.stdin.flush()
+    assert json.loads(server.stdout.readline())["id"] == 1
+    server.stdout.close()  # as head does after its line
+    server.stdin.write((json.dumps(call) + "\n").encode())
+    server.stdin.close()
+    assert server.wait(timeout=120) == 0
+    err = server.stderr.read().decode()
+    assert "unexpected" not in err and "Traceback" not in err, err

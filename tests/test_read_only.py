@@ -78,7 +78,7 @@ def test_reads_answer_as_they_do_where_pix_can_write(root):
 
 def test_writes_are_refused_in_one_line_and_leave_the_file_as_it_was(root):
     before = digest(root)
-    for args in (("index",), ("alias", "add", "area", AREA), ("gc",)):
+    for args in (("index",), ("index", "--rebuild"), ("alias", "add", "area", AREA), ("gc",)):
         code, out, err = read_only(root, *args)
         assert code == 4, (args, err)
         assert err.startswith(f"pix: error: cannot write {root / '.pix.db'}"), err
@@ -120,3 +120,44 @@ def test_a_repository_git_refuses_as_another_users_is_named_not_read_as_a_folder
     assert code == 2, err
     assert "git refuses to read the repository" in err and "safe.directory" in err, err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_server_reads_what_the_owner_writes_behind_the_read_only_mount(root):
+    # Opened immutable, the file was read as it was at the start: once the owner re-indexed
+    # it in place (outside the mount), every later call failed "damaged" (review). The server
+    # now sees the file's size and mtime move and opens it again.
+    command = [sys.executable, "-P", "-m", "pix.cli", "mcp"]
+    server = subprocess.Popen(
+        ["unshare", "-rm", "sh", "-c", MOUNT_READ_ONLY, str(root), *command],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, **GIT_ENV},
+    )  # fmt: skip
+    assert server.stdin is not None and server.stdout is not None
+
+    def ask(ident: int, query: str) -> dict:
+        arguments = {"query": query, "mode": "file"}
+        call = {"jsonrpc": "2.0", "id": ident, "method": "tools/call",
+                "params": {"name": "query", "arguments": arguments}}  # fmt: skip
+        server.stdin.write(json.dumps(call) + "\n")
+        server.stdin.flush()
+        reply = json.loads(server.stdout.readline())
+        assert reply["id"] == ident and not reply["result"].get("isError"), reply
+        return json.loads(reply["result"]["content"][0]["text"])
+
+    try:
+        initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                      "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                                 "clientInfo": {"name": "t", "version": "0"}}}  # fmt: skip
+        server.stdin.write(json.dumps(initialize) + "\n")
+        server.stdin.flush()
+        assert json.loads(server.stdout.readline())["id"] == 1
+        assert ask(2, AREA)["results"][0]["file"] == "shapes/geometry.py"
+        (root / "tides.py").write_text(
+            "def predict_tide_height(moon_phase):\n    return moon_phase * 2\n", encoding="utf-8"
+        )
+        assert pix("index", cwd=root)[0] == 0  # the owner, where the file can be written
+        answer = ask(3, "predict tide height from the moon phase")
+        assert answer["results"][0]["file"] == "tides.py", answer
+    finally:
+        server.stdin.close()
+        assert server.wait(timeout=60) == 0

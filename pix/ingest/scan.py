@@ -100,8 +100,9 @@ def refuse_unsafe(path: Path, stderr: bytes) -> None:
         return
     lines = stderr.decode(errors="replace").splitlines()
     advice = next((line.strip() for line in lines if "safe.directory" in line), "")
+    repository = advice.rpartition("safe.directory ")[2] or str(path)
     raise UsageError(
-        f"git refuses to read the repository at {path}: another user owns it (git's "
+        f"git refuses to read the repository at {repository}: another user owns it (git's "
         "safe.directory check)",
         hint=f"if you trust it, run `{advice}`" if advice else "see git help config",
     )

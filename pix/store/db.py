@@ -91,34 +91,40 @@ REBUILD_HINT = (
 )
 
 
-def file_identity(path: Path) -> tuple[int, int] | None:
-    """(st_dev, st_ino) of the file at `path`, None if there is none."""
+def file_identity(path: Path, content: bool = False) -> tuple[int, ...] | None:
+    """(st_dev, st_ino) of the file at `path`, None if there is none; with `content`, its
+    size and mtime too (a file written in place)."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
         return None
-    return st.st_dev, st.st_ino
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) if content else (st.st_dev, st.st_ino)
 
 
 class Store:
     """One open connection to a pix database."""
 
-    def __init__(self, conn: apsw.Connection, path: Path, read_only: bool = False) -> None:
+    def __init__(
+        self, conn: apsw.Connection, path: Path, read_only: bool = False, watch: bool = False
+    ) -> None:
         self.conn = conn
         self.path = path
-        # pix can write neither the file nor its folder (read_only_place): nothing is
-        # refreshed or recorded, and a write is refused.
+        # pix cannot write the file or its folder (read_only_place): nothing is refreshed or
+        # recorded, and a write is refused.
         self.read_only = read_only
+        # Opened immutable (opens_immutable): a change written in place reads as a
+        # replaced file, so that a long-lived server opens it again.
+        self.watch = watch
         # Which file this connection has open: the path may later name another one (deleted,
         # or replaced by `pix index --rebuild`), and a long-lived server must notice.
-        self.identity = file_identity(path)
+        self.identity = file_identity(path, watch)
         # Ctrl-C interrupts a running statement (pix.interrupt).
         self._cancel = interrupt.register(conn.interrupt)
 
     def moved(self) -> str | None:
         """Whether the path still names the file this connection has open: None if so, else
         "deleted" or "replaced"."""
-        now = file_identity(self.path)
+        now = file_identity(self.path, self.watch)
         if now == self.identity:
             return None
         return "deleted" if now is None else "replaced"
@@ -266,9 +272,12 @@ def wait_for_locks(conn: apsw.Connection, path: Path) -> None:
 
 
 def read_only_place(path: Path) -> bool:
-    """Whether pix can write neither the database nor the folder SQLite keeps its -wal and
-    -shm files in: a read-only mount, another user's checkout, a copy on read-only media."""
-    return not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
+    """Whether pix cannot write the database (an existing file) or the folder SQLite keeps
+    its -wal and -shm files in: a read-only mount, another user's checkout, a copy on
+    read-only media."""
+    if not os.access(path.parent, os.W_OK):
+        return True
+    return path.exists() and not os.access(path, os.W_OK)
 
 
 def read_only_error(path: Path) -> DatabaseError:
@@ -279,18 +288,19 @@ def read_only_error(path: Path) -> DatabaseError:
     )
 
 
-def _wal_pending(path: Path) -> bool:
-    """Whether a -wal file beside the database may hold commits the file itself lacks."""
+def opens_immutable(path: Path) -> bool:
+    """Whether a read-only connection must open the file `immutable`: SQLite cannot make the
+    -shm file a WAL database is read through (its folder cannot be written), and no -wal is
+    beside it, so no connection has it open and the file holds every commit. Someone who can
+    write it (the checkout's owner, the host behind a read-only mount) may still change it
+    later: a Store opened so watches its size and mtime (file_identity) and is reopened, as
+    a replaced file is, when they change."""
     wal = path.with_name(path.name + "-wal")
-    return wal.exists() and wal.stat().st_size > 0
+    return not os.access(path.parent, os.W_OK) and not wal.exists()
 
 
-def _open_read_only(path: Path) -> apsw.Connection:
-    """A read-only connection. In a read-only place with no -wal beside the file (pix's
-    last connection checkpoints and removes it), the file holds every commit: it is opened
-    `immutable`, since SQLite cannot make the -shm file a WAL database is read through, and
-    nothing can write it meanwhile."""
-    if read_only_place(path) and not _wal_pending(path):
+def _open_read_only(path: Path, immutable: bool) -> apsw.Connection:
+    if immutable:
         uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?immutable=1"
         return apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
     return apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
@@ -300,7 +310,7 @@ def _inspect(path: Path, check: bool = False) -> list[str]:
     """Read-only look at an existing file: its applied migrations, or a refusal; with
     `check`, SQLite's quick_check too."""
     try:
-        ro = _open_read_only(path)
+        ro = _open_read_only(path, opens_immutable(path))
     except SQLITE_FAILURES as exc:
         raise DatabaseError(f"cannot open {path}: {exc}") from None
     try:
@@ -376,8 +386,11 @@ def _sqlite_header(path: Path) -> bool:
         return False
 
 
-def _connect(path: Path, new: bool = False, read_only: bool = False) -> apsw.Connection:
-    conn = _open_read_only(path) if read_only else apsw.Connection(str(path))
+def _connect(path: Path, new: bool = False, immutable: bool | None = None) -> apsw.Connection:
+    """A connection to write through, or with `immutable` set (True or False) a read-only
+    one (_open_read_only)."""
+    read_only = immutable is not None
+    conn = _open_read_only(path, immutable) if read_only else apsw.Connection(str(path))
     conn.enable_load_extension(True)
     conn.load_extension(sqlite_vec.loadable_path())
     conn.enable_load_extension(False)
@@ -430,8 +443,9 @@ def _read_only_store(path: Path, applied: list[str]) -> Store:
             "cannot write it or its folder",
             hint="copy it to a writable folder and pass that copy with --db",
         )
+    immutable = opens_immutable(path)
     try:
-        return Store(_connect(path, read_only=True), path, read_only=True)
+        return Store(_connect(path, immutable=immutable), path, read_only=True, watch=immutable)
     except SQLITE_FAILURES as exc:
         raise DatabaseError(f"cannot read {path}: {exc}") from None
 

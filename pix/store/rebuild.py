@@ -17,7 +17,14 @@ from typing import TypeVar
 
 import apsw
 
-from pix.store.db import DamagedDatabaseError, _inspect, open_store, wait_for_locks
+from pix.store.db import (
+    DamagedDatabaseError,
+    _inspect,
+    open_store,
+    read_only_error,
+    read_only_place,
+    wait_for_locks,
+)
 
 SUFFIX = ".rebuild"  # the fresh file: <db>.rebuild, beside the database
 SIDECARS = ("-wal", "-shm", "-journal")
@@ -75,6 +82,8 @@ def salvage(db: Path) -> Salvage:
 def rebuild(db: Path, build: Callable[[Path], T]) -> tuple[T, Salvage]:
     """`build(fresh)` makes the new database; then the salvaged aliases go in and it replaces
     `db`. Interrupted or failed, the fresh file is removed and `db` is left as it was."""
+    if read_only_place(db):
+        raise read_only_error(db)
     found = salvage(db)
     fresh = fresh_path(db)
     _remove(fresh)  # left by a killed rebuild
