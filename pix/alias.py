@@ -24,6 +24,7 @@ import jsonschema
 
 from pix.errors import UsageError
 from pix.index import locate
+from pix.ingest import scan
 from pix.query import MAX_QUERY_CHARS, QueryEngine, QueryRequest, check_request
 from pix.schemas import bundled
 from pix.store import open_store
@@ -108,6 +109,8 @@ def check_spec(spec: object) -> dict:
             f"most {MAX_QUERY_CHARS:,}"
         )
     check_request(replace(request))  # refuse now what every run would refuse
+    if request.at is not None:
+        scan.check_ref(request.at)  # a branch name: every run would refuse it
     return spec_of(request)
 
 

@@ -27,7 +27,13 @@ from pix.progress import Progress
 from pix.schemas import json_name, text_problem
 from pix.static_tier import embed_static, forget_other_static_table
 from pix.store import Store, content, open_store, sql
-from pix.store.db import DATABASE_SUFFIXES, now_iso, remove_database
+from pix.store.db import (
+    DATABASE_SUFFIXES,
+    now_iso,
+    read_only_error,
+    read_only_place,
+    remove_database,
+)
 from pix.store.lease import Leases
 from pix.store.rebuild import SUFFIX as REBUILD_SUFFIX
 from pix.store.rebuild import rebuild as rebuilt
@@ -220,6 +226,8 @@ def index_repository(
     `rebuild`: build a fresh file beside it and swap it in (pix/store/rebuild.py)."""
     progress = progress or Progress(enabled=False)
     target = locate(path, db)
+    if read_only_place(target.db):  # before anything is written (.git/info/exclude, the file)
+        raise read_only_error(target.db)
     t0 = time.perf_counter()
     listing = _listing(target, at)
     exclude_from_git(target)

@@ -522,6 +522,22 @@ class OpenRequests:
             await self._changed.wait()
 
 
+def bad_id(line: str) -> bool:
+    """Whether the line is a request whose id is no id (null, a number with a fraction, a
+    bool, an object): the SDK reads it as something else and answers nothing, and the client
+    would wait forever for that id."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return False
+    return (
+        isinstance(message, dict)
+        and "id" in message
+        and "method" in message
+        and request_key(message["id"]) is None
+    )
+
+
 def unreadable(line: str) -> types.JSONRPCError:
     """The JSON-RPC error for a line the SDK could not read: not JSON (-32700, no id), or
     JSON that is no MCP message, such as text with an unpaired surrogate (-32600, with the
@@ -536,8 +552,9 @@ def unreadable(line: str) -> types.JSONRPCError:
         ident = None
     error = types.ErrorData(
         code=-32600,
-        message="invalid request: not a JSON-RPC message MCP knows, or its text is not "
-        "valid UTF-8 (bytes that are not, or an unpaired surrogate)",
+        message="invalid request: not a JSON-RPC message MCP accepts (a field missing or of "
+        "the wrong type, an id that is not a string or an integer, or text that is not valid "
+        "UTF-8: bytes that are not, or an unpaired surrogate)",
     )
     return types.JSONRPCError(jsonrpc="2.0", id=ident, error=error)
 
@@ -590,7 +607,7 @@ def serve(
             async def inbound() -> None:
                 async with inbound_send:
                     async for item in read_stream:
-                        if not isinstance(item, Exception):
+                        if not isinstance(item, Exception) and not bad_id(lines.last):
                             open_requests.read(item.message)
                             await inbound_send.send(item)
                         elif lines.last.strip():

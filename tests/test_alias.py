@@ -289,6 +289,9 @@ def test_add_refuses_what_a_query_would_refuse(env):
     # A run reads a query's first 32,000 characters: an alias saves no more than is read.
     code, _, err = cli("alias", "add", "long", "word " * 7000, root=root, db=db)
     assert code == 2 and "an alias holds at most 32,000" in err
+    # A branch name was saved, and every run of it refused (audit).
+    code, _, err = cli("alias", "add", "branch", AREA, "--at", "main", root=root, db=db)
+    assert code == 2 and "--at takes HEAD, a full commit sha" in err
     assert stored(db) == {}
 
 

@@ -569,6 +569,12 @@ def test_cancelled_and_malformed_cancels_neither_hang_nor_end_the_session(indexe
         {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}},
         {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": {}}},
         {"jsonrpc": "2.0", "id": 3, "method": "ping"},
+        # No id at all, to the SDK, which answered nothing: each gets -32600 (audit).
+        {"jsonrpc": "2.0", "id": None, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 1.5, "method": "ping"},
+        {"jsonrpc": "2.0", "id": True, "method": "ping"},
+        {"jsonrpc": "2.0", "id": {"a": 1}, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 6, "method": "ping"},
     ]  # fmt: skip
     done = subprocess.run(
         [sys.executable, "-P", "-m", "pix.cli", "mcp", "--db", str(db), "--no-refresh"],
@@ -576,8 +582,11 @@ def test_cancelled_and_malformed_cancels_neither_hang_nor_end_the_session(indexe
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    answered = {reply["id"] for reply in map(json.loads, done.stdout.splitlines())}
-    assert {1, 3} <= answered <= {1, 3, "5"}, done.stdout
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    answered = {reply["id"] for reply in replies if reply["id"] is not None}
+    assert {1, 3, 6} <= answered <= {1, 3, 6, "5"}, done.stdout
+    refused = [reply["error"]["code"] for reply in replies if reply["id"] is None]
+    assert refused == [-32600] * 4, done.stdout
 
 
 def test_a_client_that_stops_reading_ends_the_server_quietly(indexed):

@@ -87,6 +87,19 @@ def test_writes_are_refused_in_one_line_and_leave_the_file_as_it_was(root):
     assert digest(root) == before
 
 
+def test_a_first_index_in_a_read_only_folder_is_refused_before_writing(make_repo):
+    # With no database yet, `pix index` wrote .git/info/exclude first and failed with
+    # "unexpected OSError: [Errno 30]", exit 1 (audit).
+    repo = make_repo({"m.py": "def apple_function():\n    pass\n"})
+    exclude = (repo / ".git" / "info" / "exclude").read_bytes()
+    code, out, err = read_only(repo, "index")
+    assert code == 4, err
+    assert err.startswith(f"pix: error: cannot create {repo / '.pix.db'}: pix cannot write"), err
+    assert len(err.strip().splitlines()) == 1
+    assert not (repo / ".pix.db").exists()
+    assert (repo / ".git" / "info" / "exclude").read_bytes() == exclude
+
+
 def test_a_refresh_is_skipped_with_a_warning_and_the_index_answers(root):
     (root / "hello.py").write_text(GREETING + "\n\ndef wave():\n    pass\n", encoding="utf-8")
     code, out, err = read_only(root, "query", AREA, "--refresh", "--json")

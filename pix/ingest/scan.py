@@ -324,7 +324,7 @@ def check_ref(rev: str) -> None:
     if rev != "HEAD" and not re.fullmatch(r"[0-9a-fA-F]{4,40}", rev):
         raise UsageError(
             f"--at takes HEAD, a full commit sha or a unique hex prefix, not {rev!r}",
-            hint=f"use `git rev-parse {rev}` to get its sha",
+            hint=f"use `git rev-parse {rev}` to get its sha" if rev.strip() else "pass a sha",
         )
 
 

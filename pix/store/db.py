@@ -275,12 +275,17 @@ def read_only_place(path: Path) -> bool:
     """Whether pix cannot write the database (an existing file) or the folder SQLite keeps
     its -wal and -shm files in: a read-only mount, another user's checkout, a copy on
     read-only media."""
-    if not os.access(path.parent, os.W_OK):
-        return True
+    if path.parent.is_dir() and not os.access(path.parent, os.W_OK):
+        return True  # (a folder yet to be made is open_store's to make, or to fail to)
     return path.exists() and not os.access(path, os.W_OK)
 
 
 def read_only_error(path: Path) -> DatabaseError:
+    if not path.exists():
+        return DatabaseError(
+            f"cannot create {path}: pix cannot write its folder (read-only)",
+            hint="pass --db with a file in a writable folder",
+        )
     return DatabaseError(
         f"cannot write {path}: pix cannot write it or its folder (read-only)",
         hint="reading works where it is: query, pack, status and discover; to index it or save "
