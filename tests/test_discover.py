@@ -179,6 +179,16 @@ def test_roots_outside_the_repository_are_scoped_diagnostics(repo, tmp_path):
     assert [c["path"] for c in r["candidates"]] == ["app/store.py"]
 
 
+def test_a_root_named_twice_is_listed_once_on_its_candidates(repo):
+    # `--root app --root app`: the second is skipped as a duplicate, yet every candidate
+    # listed "roots": ["app", "app"] (audit).
+    r = run(repo, queries=[lit("load", "load_session")], roots=["app", "app", "."])
+    assert r["candidates"] and all(
+        c["roots"] == ["app", "."] for c in r["candidates"] if c["path"].startswith("app/")
+    )
+    assert all(len(set(c["roots"])) == len(c["roots"]) for c in r["candidates"])
+
+
 def test_limits_make_cells_partial_and_snippets_are_cut(make_repo, index):
     repo = make_repo(
         {

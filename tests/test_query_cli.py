@@ -512,6 +512,17 @@ def test_another_folders_database_is_told_apart_from_this_folders_own(make_repo,
     assert not any(w.startswith("refresh skipped") for w in out["warnings"])
 
 
+@pytest.mark.parametrize("flag", ["--only-path", "--ignore-path"])
+def test_an_empty_glob_is_bad_input_as_the_request_schema_says(flag, make_repo):
+    # `--only-path ''` answered "no results" and `--ignore-path ''` was ignored, where the
+    # request schema (and so MCP and --input) refuses an empty glob (audit).
+    repo = make_repo({"m.py": "def apple_function():\n    pass\n"})
+    assert pix("index", "--static-only", cwd=repo)[0] == 0
+    for glob in ("", "  "):
+        code, out, err = pix("query", "apple", flag, glob, cwd=repo)
+        assert code == 2 and err.startswith(f"pix: error: an {flag[2:]} glob is empty"), err
+
+
 def test_a_subfolders_own_database_named_from_its_parent_judges_the_subfolder(make_repo, tmp_path):
     # `pix status --db sub/.pix.db` run in sub's parent read the parent as the tree: "work
     # tree not indexed", and a query's refresh indexed the parent into sub's database.

@@ -404,7 +404,8 @@ def _response(
             "rank": i + 1,
             "path": path,
             "hypotheses": [hid for hid in order if hid in hit.lines],
-            "roots": [r.name for r in roots if r.name in hit.roots],
+            # (hit.roots in request order; a root named twice is searched once)
+            "roots": [name for name in dict.fromkeys(r.name for r in roots) if name in hit.roots],
             "matchCount": bounded,
             "excerpts": masking.excerpts(path, _excerpts(hit, order)),
             "stale": path in stale_set,
