@@ -141,6 +141,13 @@ def _read(name: str, raw: str, created_at: str) -> Alias:
         spec = None
     else:
         problem = schema_problem(spec, SPEC_SCHEMA)
+        if not problem:
+            # What the schema lets through and a run refuses (a blank glob, a branch name in
+            # `at`, saved by an older pix): said here, with the fix, not at every run.
+            try:
+                check_spec(spec)
+            except UsageError as exc:
+                problem = exc.message.removeprefix("alias spec: ")
     if problem:
         query = spec.get("query") if isinstance(spec, dict) else None
         text = shlex.quote(query) if isinstance(query, str) and query else "QUERY"

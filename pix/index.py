@@ -226,10 +226,10 @@ def index_repository(
     `rebuild`: build a fresh file beside it and swap it in (pix/store/rebuild.py)."""
     progress = progress or Progress(enabled=False)
     target = locate(path, db)
+    t0 = time.perf_counter()
+    listing = _listing(target, at)  # (reads only: a bad --at is said first)
     if read_only_place(target.db):  # before anything is written (.git/info/exclude, the file)
         raise read_only_error(target.db)
-    t0 = time.perf_counter()
-    listing = _listing(target, at)
     exclude_from_git(target)
 
     def build(db_path: Path, check: bool) -> IndexReport:

@@ -533,7 +533,8 @@ def bad_id(line: str) -> bool:
     return (
         isinstance(message, dict)
         and "id" in message
-        and "method" in message
+        and isinstance(message.get("method"), str)
+        and not message["method"].startswith("notifications/")  # (read as one, as before)
         and request_key(message["id"]) is None
     )
 

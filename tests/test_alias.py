@@ -192,6 +192,9 @@ def test_a_stored_alias_without_mode_is_rejected_naming_the_alias(env):
         ({"query": AREA, "mode": "file", "topp": 3}, "('topp' was unexpected)"),
         ({"mode": "file"}, "'query' is a required property"),
         ([AREA, "file"], "is not of type 'object'"),
+        # Let through by the schema, refused by every run: saved by an older pix (review).
+        ({"query": AREA, "mode": "file", "ignorePaths": [" "]}, "an ignore-path glob is empty"),
+        ({"query": AREA, "mode": "chunk", "at": "main"}, "--at takes HEAD, a full commit sha"),
     ],
 )
 def test_an_otherwise_invalid_stored_alias_is_rejected(env, spec, problem):

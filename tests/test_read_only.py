@@ -100,6 +100,23 @@ def test_a_first_index_in_a_read_only_folder_is_refused_before_writing(make_repo
     assert (repo / ".git" / "info" / "exclude").read_bytes() == exclude
 
 
+def test_a_database_in_folders_yet_to_be_made_under_a_read_only_one_is_refused_first(make_repo):
+    # The repository writable, its folder `sealed` not: `--db sealed/deep/x.db` added the
+    # database to .git/info/exclude before failing to make the folders (review).
+    repo = make_repo({"m.py": "def apple_function():\n    pass\n"})
+    (repo / "sealed").mkdir()
+    exclude = (repo / ".git" / "info" / "exclude").read_bytes()
+    seal = MOUNT_READ_ONLY.replace('"$0"', '"$0/sealed"').replace('cd "$0/sealed"', 'cd "$0"')
+    done = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", seal, str(repo), sys.executable, "-P", "-m", "pix.cli",
+         "index", "--db", "sealed/deep/x.db"],
+        capture_output=True, text=True, env={**os.environ, **GIT_ENV},
+    )  # fmt: skip
+    assert done.returncode == 4, done.stderr
+    assert done.stderr.startswith("pix: error: cannot create"), done.stderr
+    assert (repo / ".git" / "info" / "exclude").read_bytes() == exclude
+
+
 def test_a_refresh_is_skipped_with_a_warning_and_the_index_answers(root):
     (root / "hello.py").write_text(GREETING + "\n\ndef wave():\n    pass\n", encoding="utf-8")
     code, out, err = read_only(root, "query", AREA, "--refresh", "--json")

@@ -275,8 +275,11 @@ def read_only_place(path: Path) -> bool:
     """Whether pix cannot write the database (an existing file) or the folder SQLite keeps
     its -wal and -shm files in: a read-only mount, another user's checkout, a copy on
     read-only media."""
-    if path.parent.is_dir() and not os.access(path.parent, os.W_OK):
-        return True  # (a folder yet to be made is open_store's to make, or to fail to)
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent  # folders yet to be made: the nearest that is must be writable
+    if not os.access(folder, os.W_OK):
+        return True
     return path.exists() and not os.access(path, os.W_OK)
 
 
