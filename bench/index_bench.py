@@ -122,7 +122,8 @@ def _vm_hwm_kib() -> int:
 def worker(repo: str, db: str, limit: int | None) -> None:
     """Index `repo` into `db` with the pix API, talking JSON lines with the parent on
     stdout/stdin: 'keyword' (then wait for 'go'), 'turn's, and 'done' with the timings."""
-    from pix.index import embed_pending, index_repository
+    from pix.index import index_repository
+    from pix.ingest.vectors import embed_pending
     from pix.store import open_store
 
     channel = sys.stdout

@@ -53,8 +53,8 @@ def timed(args: list[str], cwd: Path) -> tuple[float, int, str]:
 
 def transformer_rate(db: Path, sample: int) -> float:
     """Chunks per second of the transformer on the first `sample` pending inputs."""
-    from pix.index import embed_pending
     from pix.ingest.embed import Embedder
+    from pix.ingest.vectors import embed_pending
     from pix.store import open_store
 
     embedder = Embedder()

@@ -45,9 +45,10 @@ import numpy as np
 
 from pix import interrupt
 from pix.errors import PixError, UsageError, as_pix_error
-from pix.index import copy_known_vectors, embed_pending, index_repository, write_vectors
+from pix.index import index_repository
 from pix.ingest import scan
 from pix.ingest.embed import Embedder, quantize
+from pix.ingest.vectors import copy_known_vectors, embed_pending, write_vectors
 from pix.progress import Progress
 from pix.schemas import json_name
 from pix.store import Store, content, open_store, sql
@@ -56,7 +57,7 @@ from pix.workspace import Shard, Workspace
 
 CLUSTER_HINT = "pip install 'pix[cluster]'"
 LOCAL = "local"  # --ray without an address: Ray's own name for a new instance on this machine
-BLOCK_INPUTS = 128  # as pix.index.CLAIM_INPUTS: a few seconds of one worker's time
+BLOCK_INPUTS = 128  # as pix.ingest.vectors.CLAIM_INPUTS: a few seconds of one worker's time
 BLOCK_CHARS = 128 * 600
 IN_FLIGHT = 2  # blocks per worker submitted ahead, so no worker waits for the driver
 WAIT_SECONDS = 0.5

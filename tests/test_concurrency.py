@@ -21,7 +21,8 @@ from conftest import GIT_ENV, new_repo, pix, pix_json
 from test_interrupt import assert_complete, code_files, count, start
 from test_mcp import call, connect
 
-from pix.index import embed_pending, index_repository
+from pix.index import index_repository
+from pix.ingest.vectors import embed_pending
 from pix.store import open_store
 from pix.store.lease import Leases
 

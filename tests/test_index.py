@@ -16,7 +16,8 @@ import pytest
 from conftest import commit, default_sigint, git, pix, pix_json, write
 
 from pix.errors import DatabaseError, NotIndexedError, UsageError
-from pix.index import embed_pending, index_repository
+from pix.index import index_repository
+from pix.ingest.vectors import embed_pending
 from pix.store import open_store
 from pix.store.db import known_migrations
 

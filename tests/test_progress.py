@@ -9,7 +9,8 @@ import json
 import pytest
 from conftest import GEOMETRY, GREETING, MAILER, TABLES, WEATHER, new_repo, pix
 
-from pix.index import embed_pending, index_repository
+from pix.index import index_repository
+from pix.ingest.vectors import embed_pending
 from pix.progress import Progress
 from pix.retrieve.refine import coverage_warning
 from pix.store import open_store, sql

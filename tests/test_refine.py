@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from conftest import GEOMETRY, GREETING, MAILER, TABLES, WEATHER, new_repo, pix
 
-from pix.index import embed_pending, index_repository
+from pix.index import index_repository
 from pix.ingest import embed
+from pix.ingest.vectors import embed_pending
 from pix.query import QueryEngine, QueryRequest, retrieve
 from pix.retrieve import refine
 from pix.retrieve.refine import coverage_warning

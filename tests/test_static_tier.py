@@ -14,8 +14,9 @@ import anyio
 from conftest import AREA, GEOMETRY, GIT_ENV, GREETING, MAILER, TABLES, WEATHER, new_repo
 from mcp import Client, StdioServerParameters
 
-from pix.index import embed_pending, index_repository
+from pix.index import index_repository
 from pix.ingest.static import static_identity
+from pix.ingest.vectors import embed_pending
 from pix.query import QueryEngine, QueryRequest, query
 from pix.store import open_store
 
