@@ -14,17 +14,16 @@ from typing import ClassVar
 
 from pix.errors import UsageError
 from pix.output import packet
+from pix.output.result import citation, warn_unrevealed
 from pix.output.shown import Redactions
 from pix.output.tokens import UNITS, Counter
 from pix.query import (
     QueryEngine,
     QueryRequest,
     check_request,
-    citation,
     refresh_first,
     retrieve,
     unmatched_warnings,
-    warn_unrevealed,
 )
 from pix.schemas import JsonRequest
 

@@ -53,19 +53,15 @@ import apsw
 
 from pix.errors import PixError, UsageError, as_pix_error
 from pix.output.budget import apply_budget
-from pix.output.result import Result
+from pix.output.result import Result, hydrate, project, shown_lines, warn_unrevealed
 from pix.output.shown import Redactions
 from pix.query import (
     SCHEMA_VERSION,
     QueryEngine,
     QueryRequest,
-    _hydrate,
-    _shown_lines,
     check_request,
-    project,
     refresh_first,
     retrieve,
-    warn_unrevealed,
 )
 from pix.retrieve.hits import Hit
 from pix.retrieve.rank import arrange
@@ -481,13 +477,13 @@ def query_shards(
         if not request.no_content:
             files[(name, hit.blob_sha, hit.path)] = engine.shown(hit.blob_sha, hit.path, reveal)
         one = {(hit.blob_sha, hit.path): files.get((name, hit.blob_sha, hit.path))}
-        (res,) = _hydrate(one, [hit], request, top_score, reveal)
+        (res,) = hydrate(one, [hit], request, top_score, reveal)
         res.repo = name
         results.append(res)
     results, budget_cut = apply_budget(results, request.max_characters)
     redactions = Redactions(reveal)
     for res in results:
-        lines = _shown_lines(res)
+        lines = shown_lines(res)
         if lines:
             shown = files[(res.repo, res.blob, res.path)]
             redactions.add(f"{res.repo}/{res.blob}", shown.secrets_in(*lines), shown)

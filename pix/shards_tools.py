@@ -17,6 +17,7 @@ from dataclasses import replace
 
 from pix.errors import PixError, as_pix_error
 from pix.output import packet
+from pix.output.result import warn_unrevealed
 from pix.output.shown import Redactions
 from pix.output.tokens import Counter
 from pix.pack import SCHEMA_VERSION as PACK_VERSION
@@ -28,7 +29,7 @@ from pix.pack import (
     omitted_items,
     project_span,
 )
-from pix.query import check_request, warn_unrevealed
+from pix.query import check_request
 from pix.shards import (
     SHARD_FAILURES,
     ShardSet,
