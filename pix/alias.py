@@ -140,14 +140,13 @@ def _read(name: str, raw: str, created_at: str) -> Alias:
         problem: str | None = f"its spec is not JSON ({exc.msg})"
         spec = None
     else:
-        problem = schema_problem(spec, SPEC_SCHEMA)
-        if not problem:
-            # What the schema lets through and a run refuses (a blank glob, a branch name in
-            # `at`, saved by an older pix): said here, with the fix, not at every run.
-            try:
-                check_spec(spec)
-            except UsageError as exc:
-                problem = exc.message.removeprefix("alias spec: ")
+        # The schema, and what it lets through and every run refuses (a blank glob, a branch
+        # name in `at`, saved by an older pix): said here, with the fix.
+        try:
+            check_spec(spec)
+            problem = None
+        except UsageError as exc:
+            problem = exc.message.removeprefix("alias spec: ")
     if problem:
         query = spec.get("query") if isinstance(spec, dict) else None
         text = shlex.quote(query) if isinstance(query, str) and query else "QUERY"

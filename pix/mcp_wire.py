@@ -96,21 +96,20 @@ class OpenRequests:
             await self._changed.wait()
 
 
-def bad_id(line: str) -> bool:
-    """Whether the line is a request whose id is no id (null, a number with a fraction, a
-    bool, an object): the SDK reads it as something else and answers nothing, and the client
-    would wait forever for that id."""
+def bad_id(message: object, line: str) -> bool:
+    """Whether the SDK's `message` is a request whose id is no id (null, a number with a
+    fraction, a bool, an object): the SDK reads such a line as a notification of a method
+    that is none, answers nothing, and the client waits forever for that id. Only then is
+    the line read again: a request (a string or integer id) never is."""
+    if not isinstance(message, types.JSONRPCNotification):
+        return False
+    if message.method.startswith("notifications/"):
+        return False  # a notification carrying an id: read as one, as the SDK does
     try:
-        message = json.loads(line)
+        parsed = json.loads(line)
     except ValueError:
         return False
-    return (
-        isinstance(message, dict)
-        and "id" in message
-        and isinstance(message.get("method"), str)
-        and not message["method"].startswith("notifications/")  # (read as one, as before)
-        and request_key(message["id"]) is None
-    )
+    return isinstance(parsed, dict) and "id" in parsed
 
 
 def unreadable(line: str) -> types.JSONRPCError:
@@ -152,7 +151,7 @@ async def serve_stdio(server: Server) -> None:
         async def inbound() -> None:
             async with inbound_send:
                 async for item in read_stream:
-                    if not isinstance(item, Exception) and not bad_id(lines.last):
+                    if not isinstance(item, Exception) and not bad_id(item.message, lines.last):
                         open_requests.read(item.message)
                         await inbound_send.send(item)
                     elif lines.last.strip():

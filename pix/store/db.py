@@ -314,11 +314,13 @@ def _open_read_only(path: Path, immutable: bool) -> apsw.Connection:
     return apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
 
 
-def _inspect(path: Path, check: bool = False) -> list[str]:
+def _inspect(path: Path, check: bool = False, immutable: bool | None = None) -> list[str]:
     """Read-only look at an existing file: its applied migrations, or a refusal; with
-    `check`, SQLite's quick_check too."""
+    `check`, SQLite's quick_check too. `immutable`: opens_immutable, if the caller knows."""
+    if immutable is None:
+        immutable = opens_immutable(path)
     try:
-        ro = _open_read_only(path, opens_immutable(path))
+        ro = _open_read_only(path, immutable)
     except SQLITE_FAILURES as exc:
         raise DatabaseError(f"cannot open {path}: {exc}") from None
     try:
@@ -442,16 +444,14 @@ def _migrate(conn: apsw.Connection, applied: list[str]) -> None:
         conn.execute("COMMIT")
 
 
-def _read_only_store(path: Path, applied: list[str]) -> Store:
-    """A store pix can only read: it answers as it stands, and a write through it fails
-    (apsw.ReadOnlyError, which pix.errors reports)."""
+def _read_only_store(path: Path, applied: list[str], immutable: bool) -> Store:
+    """A store pix can only read: it answers as it stands, and Store.write refuses."""
     if any(name not in applied for name in known_migrations()):
         raise DatabaseError(
             f"{path} was written by an older pix and cannot be upgraded where it is: pix "
             "cannot write it or its folder",
             hint="copy it to a writable folder and pass that copy with --db",
         )
-    immutable = opens_immutable(path)
     try:
         return Store(_connect(path, immutable=immutable), path, read_only=True, watch=immutable)
     except SQLITE_FAILURES as exc:
@@ -483,15 +483,17 @@ def open_store(path: Path, *, create: bool, check: bool = False) -> Store:
     elif path.is_dir():
         raise DatabaseError(f"{path} is a directory, not a pix database")
     else:
-        applied = _inspect(path, check)
+        read_only = read_only_place(path)
+        immutable = read_only and opens_immutable(path)
+        applied = _inspect(path, check, immutable)
         if not applied and not create:
             raise NotIndexedError(
                 f"no pix index at {path}", hint="run `pix index` in the repository first"
             )
-        if read_only_place(path):
+        if read_only:
             if create:
                 raise read_only_error(path)
-            return _read_only_store(path, applied)
+            return _read_only_store(path, applied, immutable)
     for attempt in range(SCHEMA_RETRIES):
         try:
             conn = _connect(path, new=not applied)
