@@ -169,20 +169,25 @@ def render_response(response: dict) -> str:
     return text + omitted_line(response) if response["results"] else no_results(response)
 
 
+RAISE_BUDGET = "raise --max-characters (0: no limit) to see"
+
+
+def _cut_files(omitted: dict) -> str:
+    """': a.py, b.py', the files the budget cut (file mode), or ''."""
+    files = omitted.get("budgetFiles")
+    return ": " + ", ".join(map(shown_path, files)) if files else ""
+
+
 def no_results(response: dict) -> str:
     """'no results', and when the budget cut every one of them, what it cut and how to lift
     it (a small --max-characters must not read as nothing found)."""
-    cut = response["omitted"]["budget"]
-    if not cut:
+    omitted = response["omitted"]
+    if not omitted["budget"]:
         return "no results\n"
-    # Found, then all cut: "no results" would read as nothing found.
-    files = response["omitted"].get("budgetFiles")
-    names = ": " + ", ".join(map(shown_path, files)) if files else ""
-    below = response["omitted"]["top"]
-    more = f" ({below} more below top)" if below else ""
+    more = f" ({omitted['top']} more below top)" if omitted["top"] else ""
     return (
-        f"no results shown: all {cut} cut by the budget{names}{more}; raise --max-characters "
-        "(0: no limit) to see them\n"
+        f"no results shown: all {omitted['budget']} cut by the budget{_cut_files(omitted)}"
+        f"{more}; {RAISE_BUDGET} them\n"
     )
 
 
@@ -193,11 +198,10 @@ def omitted_line(response: dict) -> str:
     cut = omitted["budget"] or any(r.get("truncated") for r in response["results"])
     if not (omitted["top"] or cut):
         return ""
-    files = omitted.get("budgetFiles")
-    names = ": " + ", ".join(map(shown_path, files)) if files else ""
-    lift = "; raise --max-characters (0: no limit) to see all" if cut else ""
+    lift = f"; {RAISE_BUDGET} all" if cut else ""
     return (
-        f"({omitted['top']} more below top, {omitted['budget']} cut by the budget{names}{lift})\n"
+        f"({omitted['top']} more below top, {omitted['budget']} cut by the budget"
+        f"{_cut_files(omitted)}{lift})\n"
     )
 
 
