@@ -155,13 +155,13 @@ class ShardSet:
     def reopen_failed(self) -> None:
         self._each([s for s in self.workspace.shards if s.name in self.problems], self._open)
 
-    def _each(self, shards: list[Shard], work: Callable[[Shard], None]) -> None:
+    def _each(self, shards: list[Shard], work: Callable[[Shard], object]) -> list:
+        """`work` on each shard, in the set's threads (in this one when one would do), its
+        values in the shards' order."""
         if self.threads <= 1 or len(shards) <= 1:
-            for shard in shards:
-                work(shard)
-            return
+            return [work(shard) for shard in shards]
         with ThreadPoolExecutor(max_workers=min(self.threads, len(shards))) as pool:
-            list(pool.map(work, shards))
+            return list(pool.map(work, shards))
 
     def follow_files(self) -> None:
         """A long-lived set (`pix mcp --workspace`): a shard's file deleted or replaced since
@@ -336,10 +336,7 @@ class ShardSet:
             except SHARD_FAILURES as exc:
                 return as_pix_error(exc)
 
-        if self.threads <= 1 or len(shards) <= 1:
-            return {shard.name: one(shard) for shard in shards}
-        with ThreadPoolExecutor(max_workers=min(self.threads, len(shards))) as pool:
-            return dict(zip([s.name for s in shards], pool.map(one, shards), strict=True))
+        return dict(zip([s.name for s in shards], self._each(shards, one), strict=True))
 
 
 def problem_warning(name: str, error: PixError) -> str:
