@@ -54,7 +54,6 @@ DELETE = "DELETE FROM alias WHERE name = ?"
 
 
 @cache
-@cache
 def _validator(ref: str) -> jsonschema.protocols.Validator:
     schema = bundled(ref)
     return jsonschema.validators.validator_for(schema)(schema)
@@ -147,13 +146,22 @@ def _read(name: str, raw: str, created_at: str) -> Alias:
             problem = None
         except UsageError as exc:
             problem = exc.message.removeprefix("alias spec: ")
+    shell_name = shlex.quote(name)
+    try:
+        check_name(name)  # a row written by hand, or by a pix with other rules
+    except UsageError as exc:
+        raise UsageError(
+            f"alias {name!r} is invalid: {exc.message}",
+            hint=f"remove it (pix alias rm {shell_name}) and save its query under a valid name",
+        ) from None
     if problem:
         query = spec.get("query") if isinstance(spec, dict) else None
         text = shlex.quote(query) if isinstance(query, str) and query else "QUERY"
         raise UsageError(
             f"alias {name!r} is invalid: {_detail(problem)}",
-            hint=f"re-add it, with its mode (chunk, or file with --file): pix alias add {name} "
-            f"{text} [--file] [options] --force; or remove it: pix alias rm {name}",
+            hint=f"re-add it, with its mode (chunk, or file with --file): pix alias add "
+            f"{shell_name} {text} [--file] [options] --force; or remove it: pix alias rm "
+            f"{shell_name}",
         )
     return Alias(name, spec, created_at)
 
@@ -209,8 +217,10 @@ def list_all(store: Store) -> dict:
 
 
 def remove(store: Store, name: str) -> dict:
-    """Delete an alias, valid or not (removing is one way to fix an invalid one)."""
-    check_name(name)
+    """Delete an alias, valid or not (removing is one way to fix an invalid one, a name
+    that breaks the naming rules included)."""
+    if not name:
+        raise UsageError("an alias name cannot be empty")
     with store.write() as conn:
         conn.execute(DELETE, (name,))
         if conn.changes() == 0:

@@ -63,6 +63,7 @@ def alias_add(
 def alias_list(options: dict | None = None) -> None:
     """The saved aliases; an invalid one is listed with what is wrong with it."""
     from pix import alias
+    from pix.output.render import shown_path
 
     assert options is not None
     report = alias.list_at(**_where(options))
@@ -71,12 +72,13 @@ def alias_list(options: dict | None = None) -> None:
         return
     for item in report["aliases"]:
         if "error" in item:
-            typer.echo(f"{item['name']}\tINVALID: {item['error']}")
+            typer.echo(f"{shown_path(item['name'])}\tINVALID: {item['error']}")
         else:
+            # One line an alias: a query holding a tab or a line break is shown quoted.
             spec = item["spec"]
             extra = {k: v for k, v in spec.items() if k not in ("query", "mode")}
             tail = "\t" + json.dumps(extra, ensure_ascii=False) if extra else ""
-            typer.echo(f"{item['name']}\t{spec['mode']}\t{spec['query']}{tail}")
+            typer.echo(f"{item['name']}\t{spec['mode']}\t{shown_path(spec['query'])}{tail}")
 
 
 @alias_app.command("show")

@@ -283,6 +283,26 @@ def test_list_show_and_rm(env):
     assert code == 2 and "no alias named 'zeta'" in err
 
 
+def test_a_row_whose_name_breaks_the_rules_is_listed_invalid_and_can_be_removed(env):
+    root, db = env
+    raw_insert(db, "my alias", json.dumps({"query": AREA, "mode": "chunk"}))
+    code, listed, _ = cli_json("alias", "list", root=root, db=db)
+    [item] = listed["aliases"]
+    assert "contains whitespace" in item["error"]
+    assert "pix alias rm 'my alias'" in item["error"]  # quoted: the hint runs as printed
+    code, removed, _ = cli_json("alias", "rm", "my alias", root=root, db=db)
+    assert (code, removed) == (0, {"removed": "my alias"})
+    assert stored(db) == {}
+
+
+def test_the_text_list_gives_each_alias_one_line(env):
+    root, db = env
+    assert cli("alias", "add", "nl", "read\nconfig\tnow", root=root, db=db)[0] == 0
+    assert cli("alias", "add", "plain", "say hello", root=root, db=db)[0] == 0
+    code, out, _ = cli("alias", "list", root=root, db=db)
+    assert out.splitlines() == ['nl\tchunk\t"read\\nconfig\\tnow"', "plain\tchunk\tsay hello"]
+
+
 def test_add_refuses_what_a_query_would_refuse(env):
     root, db = env
     code, _, err = cli("alias", "add", "blank", "   ", root=root, db=db)

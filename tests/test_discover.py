@@ -490,6 +490,69 @@ def test_regex_fragment_extractor():
     assert fts_expression([["abcd"], ['q"uo']]) == '("abc" AND "bcd") OR ("q""u" AND """uo")'
 
 
+def test_a_comment_group_and_verbose_line_breaks_are_read_as_python_reads_them():
+    # `(?#...)` is nothing: the `?` after it makes the c optional, so `xabz` matches
+    assert regex_plan(r"xabc(?#optional c)?z") == [["xab"]]
+    assert regex_plan(r"abc(?#x(y)def") == [["abcdef"]]  # a comment ends at its first ')'
+    assert regex_plan(r"foo(?#|bar)baz") == [["foobaz"]]  # no alternation inside one
+    # in verbose mode a line break is whitespace the regex ignores, not one it needs
+    assert not needs_line_break("(?x) foo \n bar  # name\n")
+
+
+def test_caseless_narrowing_keeps_what_regex_matches(make_repo, index):
+    """SQLite's trigram folding keeps i apart from U+0130 and I from U+0131, and hundreds of
+    non-ASCII letters from their other case, where IGNORECASE matches them: narrowing must
+    not drop those files (a 'complete' no_matches would be false absence evidence)."""
+    repo = make_repo(
+        {
+            "tr.txt": 'renk = "kırmızı"\n',
+            "tr2.txt": 'x = "DİKKAT"\n',
+            "geo.txt": 'BASLIK = "ᲡᲐᲥᲐᲠᲗᲕᲔᲚᲝ"\n',
+            "other.txt": "nothing here\n",
+        }
+    )
+    index(repo, embed=False)
+    queries = [
+        lit("up", "KIRMIZI", caseSensitive=False),
+        lit("dik", "dikkat", caseSensitive=False),
+        lit("geo", "საქართველო", caseSensitive=False),
+        rx("rx", r"KIRMIZ\w", caseSensitive=False),
+    ]
+    r = run(repo, queries=queries, outputMode="detailed")
+    found = {c["path"]: c["hypotheses"] for c in r["candidates"]}
+    assert found == {"tr.txt": ["up", "rx"], "tr2.txt": ["dik"], "geo.txt": ["geo"]}
+    narrowing = {h["id"]: h["narrowing"] for h in r["coverage"]["hypotheses"]}
+    assert narrowing["up"]["method"] == "trigram"  # i and I spelled both ways, still narrowed
+    assert narrowing["geo"]["method"] == "scan"  # every letter cased outside ASCII
+    assert fts_expression([["kIr"]], caseless=True) == '(("kIr" OR "kır"))'
+    assert fts_expression([["kIr"]]) == '("kIr")'
+
+
+def test_a_root_that_is_no_usable_path_is_its_own_diagnostic(repo):
+    """A NUL byte or a name longer than the file system takes (JSON and MCP can send both)
+    is diagnosed for that root; the others are still searched."""
+    r = run(
+        repo,
+        queries=[lit("load", "load_session")],
+        roots=["app", "src\u0000x", "a" * 300],
+        outputMode="detailed",
+    )
+    roots = {x["root"]: x for x in r["coverage"]["roots"]}
+    assert roots["app"]["status"] == "searched"
+    assert roots["src\u0000x"]["status"] == "root_missing"
+    assert roots["a" * 300]["status"] == "root_missing"
+    assert [c["path"] for c in r["candidates"]] == ["app/store.py"]
+
+
+def test_an_absolute_root_through_a_link_to_the_repository_is_inside_it(repo, tmp_path):
+    link = tmp_path / "via-link"
+    os.symlink(repo, link)  # a shell's logical $PWD, macOS's /tmp -> /private/tmp
+    r = run(repo, queries=[lit("load", "load_session")], roots=[str(link / "app")])
+    root = r["coverage"]["roots"][0]
+    assert root["status"] == "searched" and root["path"] == "app"
+    assert [c["path"] for c in r["candidates"]] == ["app/store.py"]
+
+
 def test_trigram_rows_follow_blobs(repo):
     db = repo / ".pix.db"
     assert texts_and_trigrams_agree(db) == 3

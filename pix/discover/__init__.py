@@ -5,7 +5,7 @@ roots of the indexed work tree. A trigram index narrows the files each could mat
 pattern is verified on each candidate's stored text, and every hypothesis x root cell gets a
 status, so a `no_matches` from a complete cell is evidence of absence for that cell alone.
 Modules: request (schema, defaults), fragments (what a pattern requires literally), scope
-(roots, globs, filtering), trigram (the index and its back-fill), verify (matching lines,
+(roots, globs, filtering), trigram (reading texts and candidates), verify (matching lines,
 excerpts), engine (cells, limits, ranking, response), render (text).
 """
 

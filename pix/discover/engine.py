@@ -151,9 +151,12 @@ def plan_narrowing(matcher: Matcher) -> Narrowing:
     else:
         plan = fragments.regex_plan(h.pattern)
         why = f"no literal run of {fragments.MIN_FRAGMENT}+ characters that every match needs"
+    if plan is not None and not h.case_sensitive:
+        plan = fragments.caseless_plan(plan)
+        why = f"no literal run of {fragments.MIN_FRAGMENT}+ characters that case folding keeps"
     if plan is None:
         return Narrowing("scan", reason=why + ": every file in the roots is read")
-    return Narrowing("trigram", fragments.fts_expression(plan), plan)
+    return Narrowing("trigram", fragments.fts_expression(plan, caseless=not h.case_sensitive), plan)
 
 
 class Texts:
@@ -193,17 +196,18 @@ def _run(store: Store, target, req: Request, started: float, reveal: bool) -> di
         roots = _resolve_roots(req, target.root, indexed, skipped, stale)
         masking = Shown(store, target, files, reveal, req.snippet_length)
         cells, hits = _search(store, req, matchers, narrowings, roots, files, deadline, masking)
-
-    if stale:
-        sample = ", ".join(stale[:3]) + (" …" if len(stale) > 3 else "")
-        warnings.append(
-            f"{len(stale)} file(s) changed since this snapshot was indexed ({sample}); cells "
-            "over them are incomplete: run `pix index` to include them"
+        if stale:
+            sample = ", ".join(stale[:3]) + (" …" if len(stale) > 3 else "")
+            warnings.append(
+                f"{len(stale)} file(s) changed since this snapshot was indexed ({sample}); "
+                "cells over them are incomplete: run `pix index` to include them"
+            )
+        warnings.extend(masking.warnings())
+        # Inside the read: the excerpts are masked and counted from the same database state
+        # the search read (an index and a gc in between would change the secrets).
+        return _response(
+            req, snapshot, roots, cells, hits, files, narrowings, stale, warnings, started, masking
         )
-    warnings.extend(masking.warnings())
-    return _response(
-        req, snapshot, roots, cells, hits, files, narrowings, stale, warnings, started, masking
-    )
 
 
 def _resolve_roots(

@@ -55,7 +55,10 @@ def regex_plan(pattern: str) -> list[list[str]] | None:
 
 def needs_line_break(pattern: str) -> bool:
     """Whether every branch of a regex requires a line break outside groups and classes:
-    such a regex cannot match within one line (a break inside a group is not seen here)."""
+    such a regex cannot match within one line (a break inside a group is not seen here). In
+    verbose mode `(?x)` a line break is whitespace the regex ignores."""
+    if _VERBOSE.search(pattern):
+        return False
     branches = _split_top_level(pattern)
     if not branches:
         return False
@@ -66,15 +69,56 @@ def needs_line_break(pattern: str) -> bool:
     return True
 
 
-def fts_expression(plan: list[list[str]]) -> str:
-    """The FTS5 MATCH text for a plan: each fragment as the AND of its distinct trigrams."""
+# The trigram table folds case as SQLite does, and a caseless hypothesis is matched by the
+# `regex` module's IGNORECASE, which also matches i to U+0130 (İ) and I to U+0131 (ı); SQLite
+# keeps those apart. No other ASCII letter differs (checked over every code point). Outside
+# ASCII hundreds of letters do (Georgian, Cherokee, Latin Extended-D), so a caseless
+# fragment is cut at every cased non-ASCII character instead (`caseless_plan`).
+_CASELESS_ALSO = {"i": "İ", "I": "ı"}
+
+
+def caseless_plan(plan: list[list[str]]) -> list[list[str]] | None:
+    """A plan for a case-insensitive match: each fragment cut at its cased non-ASCII
+    characters, the pieces of MIN_FRAGMENT+ kept; None when a branch keeps none."""
+    out = []
+    for fragments in plan:
+        kept = []
+        for fragment in fragments:
+            piece: list[str] = []
+            for c in [*fragment, ""]:
+                if c and (c.isascii() or c.lower() == c.upper()):
+                    piece.append(c)
+                    continue
+                if len(piece) >= MIN_FRAGMENT:
+                    kept.append("".join(piece))
+                piece = []
+        if not kept:
+            return None
+        out.append(kept)
+    return out
+
+
+def _trigram_match(trigram: str, caseless: bool) -> str:
+    variants = [""]
+    for c in trigram:
+        spelled = c + (_CASELESS_ALSO.get(c, "") if caseless else "")
+        variants = [v + s for v in variants for s in spelled]
+    if len(variants) == 1:
+        return fts_string(trigram)
+    return "(" + " OR ".join(map(fts_string, variants)) + ")"
+
+
+def fts_expression(plan: list[list[str]], caseless: bool = False) -> str:
+    """The FTS5 MATCH text for a plan: each fragment as the AND of its distinct trigrams
+    (for a caseless match, a trigram with i or I as any of its spellings the table keeps
+    apart)."""
     ors = []
     for fragments in plan:
         trigrams: dict[str, None] = {}
         for fragment in fragments:
             for i in range(len(fragment) - MIN_FRAGMENT + 1):
                 trigrams[fragment[i : i + MIN_FRAGMENT]] = None
-        ands = " AND ".join(map(fts_string, trigrams))
+        ands = " AND ".join(_trigram_match(t, caseless) for t in trigrams)
         ors.append(f"({ands})")
     return " OR ".join(ors)
 
@@ -111,6 +155,14 @@ def _skip_group(p: str, i: int) -> int | None:
             if end is None:
                 return None
             j = end
+            continue
+        if c == "(" and p.startswith("(?#", j):  # a comment ends at its first ')'
+            end = p.find(")", j)
+            if end < 0:
+                return None
+            if depth == 0:
+                return end + 1
+            j = end + 1
             continue
         if c == "(":
             depth += 1
@@ -198,6 +250,14 @@ def _literal_runs(p: str) -> list[str] | None:
                 end_run()
                 last_literal = False
                 i += _escape_length(p, i)
+            continue
+        if p.startswith("(?#", i):
+            # A comment is nothing: a quantifier after it applies to the atom before it
+            # (`abc(?#note)?` makes the c optional), so the run goes on through it.
+            end = p.find(")", i)
+            if end < 0:
+                return None
+            i = end + 1
             continue
         if c in "[(":
             end = _skip_class(p, i) if c == "[" else _skip_group(p, i)

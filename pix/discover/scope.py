@@ -116,14 +116,22 @@ def _inside(path: Path, top: Path) -> bool:
 def resolve_root(name: str, top: Path, indexed: list[str]) -> Root:
     """Where `name` lands in the repository whose (physical) top level is `top`."""
     root = Root(name)
-    given = Path(name).expanduser()
-    lexical = Path(os.path.normpath(given if given.is_absolute() else top / given))
-    if not _inside(lexical, top):
-        return root.diagnose(
-            "skipped", "outside_repository", f"{name} is outside the repository {top}"
-        )
-    physical = lexical.resolve()  # follows every link on the way, like the OS would
+    try:
+        given = Path(name).expanduser()
+        lexical = Path(os.path.normpath(given if given.is_absolute() else top / given))
+        physical = lexical.resolve()  # follows every link on the way, like the OS would
+        exists = physical.exists()
+    except (OSError, ValueError, RuntimeError) as exc:
+        # A NUL byte, a name longer than the file system takes, an unknown ~user: this root
+        # cannot be searched, the others still are.
+        return root.diagnose("root_missing", "not_found", f"{name!r} is no usable path ({exc})")
+    # Judged by where the root leads: a path through a link to the repository (a shell's
+    # logical $PWD, macOS's /tmp) is inside it, and a link inside it that leaves it is not.
     if not _inside(physical, top):
+        if not _inside(lexical, top):
+            return root.diagnose(
+                "skipped", "outside_repository", f"{name} is outside the repository {top}"
+            )
         return root.diagnose(
             "skipped",
             "escapes_repository",
@@ -132,7 +140,7 @@ def resolve_root(name: str, top: Path, indexed: list[str]) -> Root:
     rel = physical.relative_to(top).as_posix()
     root.rel = "" if rel == "." else rel
     has_indexed = any(root.contains(p) for p in indexed)
-    if not physical.exists():
+    if not exists:
         if has_indexed:
             return root.diagnose(
                 "root_missing",
