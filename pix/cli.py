@@ -30,6 +30,7 @@ from pix.cli_cluster import optional_ray_address
 from pix.cli_io import (
     Format,
     chosen_format,
+    drop_stdout,
     emit_json,
     emit_pack,
     emit_response,
@@ -516,6 +517,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # typer turns a KeyboardInterrupt into the return value 130
         code = app(args=argv, prog_name="pix", standalone_mode=False)
+        # Here, not at exit: a reader that left or a full disk is then answered below.
+        sys.stdout.flush()
         return interrupt.report() if code == 130 or interrupt.requested() else 0
     except click_errors.NoArgsIsHelpError as exc:  # help on stdout, as --help prints it
         typer.echo(exc.format_message())
@@ -524,13 +527,23 @@ def main(argv: list[str] | None = None) -> int:
         return fail(errors.UsageError(exc.format_message().strip().splitlines()[-1]), argv)
     except KeyboardInterrupt:
         return interrupt.report()
-    except BrokenPipeError:
+    except BrokenPipeError:  # the reader left (`pix ... | head -0`): its choice, not a failure
+        drop_stdout()
         return 0
+    except SystemExit as exc:
+        if isinstance(exc.__context__, BrokenPipeError):  # click's exit 1 for the same
+            drop_stdout()
+            return 0
+        raise
     except Exception as exc:  # the last line of defence: one line, never a traceback
         if interrupt.requested():  # a cancelled SQLite or onnxruntime call
             return interrupt.report()
         if os.environ.get("PIX_DEBUG") and not isinstance(exc, errors.PixError):
             raise
+        try:
+            sys.stdout.flush()
+        except OSError:  # it was stdout that failed: what it still holds goes nowhere
+            drop_stdout()
         return fail(errors.as_pix_error(exc), argv)
 
 

@@ -7,6 +7,7 @@ notes go to stderr, so machine output on stdout stays one clean JSON document.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from enum import StrEnum
@@ -137,11 +138,27 @@ def output_format(argv: list[str]) -> str:
     return "text"
 
 
+def drop_stdout() -> None:
+    """Send what is left for stdout nowhere: its reader is gone (`pix ... | head -0`) or its
+    file cannot take more (a full disk). Else Python's flush at exit fails once more, and
+    prints that on stderr."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # no stdout at all
+        pass
+
+
 def fail(error: errors.PixError, argv: list[str]) -> int:
-    """The error envelope on stdout for json (and both), one line on stderr for text (and both)."""
+    """The error envelope on stdout for json (and both), one line on stderr for text (and both).
+    When stdout itself fails (a full disk), the line goes to stderr instead."""
     fmt = output_format(argv)
     if fmt in ("json", "both") and not error.after_answer:  # stdout holds one document
-        emit_json(error.envelope())
+        try:
+            emit_json(error.envelope())
+            sys.stdout.flush()
+        except OSError:
+            drop_stdout()
+            fmt = "text"
     if fmt != "json" or error.after_answer:
         line = f"pix: error: {error.message}"
         if error.hint:

@@ -20,9 +20,14 @@ def database_bytes(db) -> int:
     return sum(p.stat().st_size for p in (db, db.with_name(db.name + "-wal")) if p.exists())
 
 
+KEEP_ALL = 2**63 - 1
+
+
 def gc(path: str | None = None, db: str | None = None, keep: int | None = None) -> dict:
     if keep is not None and keep < 0:
         raise UsageError("--keep must be 0 or more")
+    if keep is not None:
+        keep = min(keep, KEEP_ALL)  # more than SQLite's integers hold keeps every snapshot
     target = locate(path, db)
     store = open_store(target.db, create=False, check=True)
     try:

@@ -5,11 +5,16 @@ status (schema/index-response.v1.json, status-response.v1.json)."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
 
 import jsonschema
 import pytest
-from conftest import new_repo, pix, write
+from conftest import GIT_ENV, new_repo, pix, write
 
 FILLER = "\n".join(f"filler_{i} = {i}" for i in range(5, 30))
 SOURCE = (
@@ -90,6 +95,61 @@ def test_failing_clipboard_leaves_one_json_document(repo):
     assert code == 2
     assert "results" in json.loads(out)  # one document: the answer, no error envelope after it
     assert err == "pix: error: clipboard command 'false' exited 1\n"
+
+
+def test_copy_does_not_wait_for_what_the_clipboard_command_leaves_behind(repo, tmp_path):
+    """xclip and wl-copy fork a process that serves the clipboard and keeps the stdout or
+    stderr it inherited; pix returns when the command itself is done (audit)."""
+    target, marker = tmp_path / "clip.txt", tmp_path / "served"
+    script = (
+        f"cat > {shlex.quote(str(target))}; (sleep 4; touch {shlex.quote(str(marker))}) & exit 0"
+    )
+    code, out, err = pix(
+        "query", "zebra", "--top", "1", "--copy", cwd=repo,
+        env={"PIX_CLIPBOARD": f"sh -c {shlex.quote(script)}"},
+    )  # fmt: skip
+    assert (code, err) == (0, "")
+    assert not marker.exists()  # returned while the server it left was still running
+    assert target.read_text(encoding="utf-8") == out
+
+
+def run_with_stdout(fd: int, *args: str, cwd) -> tuple[int, str]:
+    """pix with `fd` as its stdout: (exit code, stderr)."""
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "pix.cli", *args],
+        cwd=cwd, stdout=fd, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, **GIT_ENV},
+    )  # fmt: skip
+    return done.returncode, done.stderr
+
+
+@pytest.mark.parametrize(
+    "args", [("status",), ("status", "--json"), ("query", "zebra"), ("alias", "list", "--json")]
+)
+def test_a_reader_that_left_ends_the_command_quietly(repo, args):
+    """`pix ... | head -0`: the reader's choice, as for any command piped into head: exit 0,
+    nothing on stderr (click made it exit 1)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # every write to the pipe fails now (EPIPE)
+    try:
+        code, err = run_with_stdout(write_end, *args, cwd=repo)
+    finally:
+        os.close(write_end)
+    assert (code, err) == (0, "")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+@pytest.mark.parametrize("args", [("status", "--json"), ("status",), ("query", "zebra", "--json")])
+def test_stdout_that_cannot_be_written_is_one_line_on_stderr(repo, args):
+    """A full disk under stdout: the error envelope cannot go there either, so the one line
+    goes to stderr, never a traceback (audit)."""
+    with open("/dev/full", "w") as full:
+        code, err = run_with_stdout(full.fileno(), *args, cwd=repo)
+    assert code == 1
+    assert (
+        err.splitlines()[-1] == "pix: error: unexpected OSError: [Errno 28] No space left on device"
+    )
+    assert "Traceback" not in err and "Exception ignored" not in err
 
 
 @pytest.mark.parametrize("setting", ["'unbalanced", "   "])

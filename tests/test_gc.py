@@ -94,6 +94,13 @@ def test_gc_drops_content_of_replaced_work_tree_snapshots(make_repo, index):
     assert [r["text"] for r in response["results"]] == [GREETING]
 
 
+def test_gc_keep_beyond_sqlite_integers_keeps_every_snapshot(history):
+    repo, _ = history
+    code, report, err = pix_json("gc", "--keep", str(2**63), "--json", cwd=repo)
+    assert code == 0, err  # was exit 1, "unexpected OverflowError" (audit)
+    assert report["removed"]["snapshots"] == 0
+
+
 def test_gc_refuses_a_negative_keep(make_repo, index):
     repo = make_repo({"geometry.py": GEOMETRY})
     index(repo)

@@ -45,8 +45,18 @@ def backend() -> list[str]:
 
 def copy(text: str) -> None:
     command = backend()
+    # xclip and wl-copy leave a process behind that serves the clipboard and keeps the
+    # stdout or stderr it inherited: reading them through pipes would wait for it to end
+    # (when something else is copied). pix waits for the command alone and reads nothing
+    # of its output.
     try:
-        done = subprocess.run(command, input=text.encode("utf-8"), capture_output=True, check=False)
+        done = subprocess.run(
+            command,
+            input=text.encode("utf-8"),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=False,
+        )
     except OSError as exc:
         raise ClipboardError(f"clipboard command {command[0]!r} failed: {exc}") from None
     if done.returncode != 0:
