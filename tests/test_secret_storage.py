@@ -86,6 +86,19 @@ def test_content_seen_again_at_a_config_path_is_masked_for_it(make_repo, index):
     assert rows(db, "SELECT text FROM blob_text") == [("db_password: [REDACTED:password]\n",)]
 
 
+def test_a_found_secret_is_masked_wherever_else_its_file_repeats_it(make_repo, index):
+    """Under a name no rule reads (`secret_value`), a value that another line's name showed
+    to be a secret was stored in clear, shown, and found by a search for it (audit)."""
+    names = ("aws_secret", "secret_value", "secretAccess", "db_secret_pw")
+    text = "def names():\n" + "".join(f'    {n} = "{RANDOM}"\n' for n in names)
+    repo = make_repo({"names.py": text})
+    db = repo / ".pix.db"
+    index(repo)
+    assert holds(db, RANDOM) == []
+    [(stored,)] = rows(db, "SELECT text FROM blob_text")
+    assert stored == text.replace(RANDOM, "[REDACTED:secret]")
+
+
 def test_show_secrets_reads_the_repository_and_says_when_it_cannot(make_repo, index, tmp_path):
     repo = make_repo({"billing.py": BILLING})
     index(repo)

@@ -60,7 +60,7 @@ KINDS: tuple[str, ...] = (
 _PRIORITY = {kind: rank for rank, kind in enumerate(KINDS)}
 # Raise it whenever a rule finds more (or other) secrets: `pix index` re-masks every stored text
 # written under an older version (meta key redact.version).
-VERSION = 2
+VERSION = 3  # 3: copies of a secret's value elsewhere in its file are masked too
 
 # bench/redaction_bench.py measures it: 98% of random 16-char hex strings (the weakest secret
 # accepted) and every random string of 24+ chars reach 2.75 bits/char; the corpus literals
@@ -278,12 +278,33 @@ def find_secrets(text: str, language: str | None = None) -> list[Secret]:
         if (fenced := _FENCE_ALIASES.get(info, info)) in CONFIG_LANGUAGES:
             secrets = _literals(block["body"], fenced)
             found.extend(Secret(s.start + at, s.end + at, s.kind) for s in secrets)
+    kept = _without_overlaps(found)
+    copies = list(_copies(text, kept))
+    return _without_overlaps([*kept, *copies]) if copies else kept
+
+
+def _without_overlaps(found: list[Secret]) -> list[Secret]:
     found.sort(key=lambda s: (s.start, s.start - s.end, _PRIORITY[s.kind]))
     kept: list[Secret] = []
     for secret in found:
         if not kept or secret.start >= kept[-1].end:
             kept.append(secret)
     return kept
+
+
+def _copies(text: str, secrets: list[Secret]) -> Iterator[Secret]:
+    """Every other place in `text` that holds a value already found to be a secret: the
+    same key under a name no rule reads (`secret_value = "..."` beside `aws_secret =
+    "..."`) would show it, and a search for it would find it (audit). Values of
+    _MIN_SECRET_CHARS or more only: a short password may be a word used elsewhere."""
+    values = {
+        text[s.start : s.end]: s.kind for s in secrets if s.end - s.start >= _MIN_SECRET_CHARS
+    }
+    for value, kind in values.items():
+        at = text.find(value)
+        while at >= 0:
+            yield Secret(at, at + len(value), kind)
+            at = text.find(value, at + len(value))
 
 
 def _shannon_entropy(value: str) -> float:
