@@ -293,6 +293,26 @@ def test_rebuild_keeps_the_aliases_saved_while_it_built(env):
     assert [a["name"] for a in out["aliases"]] == ["added", "kept"]
 
 
+def test_a_second_rebuild_while_one_runs_is_refused_and_the_first_completes(env):
+    """The second deleted the first's fresh file and both failed, the second with exit 3
+    naming the internal file (audit). Now the second is a conflict, exit 5, and the first
+    goes on."""
+    repo, db = env
+    seen = {}
+
+    def build(fresh: Path) -> None:
+        index_repository(str(repo), str(fresh), embed=False)
+        seen["second"] = pix("index", "--rebuild", "--static-only", cwd=repo)
+        seen["fresh survived"] = fresh.exists()
+
+    rebuild(db, build)
+    code, out, err = seen["second"]
+    assert code == 5 and err.startswith("pix: error: another `pix index --rebuild` is running")
+    assert err.count("\n") == 1 and seen["fresh survived"]
+    code, out, err = pix_json("status", "--json", cwd=repo)
+    assert code == 0, err
+
+
 def test_an_alias_saved_during_a_rebuild_is_kept_or_reported_never_lost(env):
     # Another writer holds the lock; `pix alias add` waits for it, `pix index --rebuild` runs.
     # Whichever gets the lock first, the alias is either in the rebuilt database and its

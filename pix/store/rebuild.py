@@ -17,6 +17,7 @@ from typing import TypeVar
 
 import apsw
 
+from pix.errors import ConflictError
 from pix.store.db import (
     DamagedDatabaseError,
     _inspect,
@@ -84,9 +85,14 @@ def rebuild(db: Path, build: Callable[[Path], T]) -> tuple[T, Salvage]:
     `db`. Interrupted or failed, the fresh file is removed and `db` is left as it was."""
     if read_only_place(db):
         raise read_only_error(db)
+    with one_rebuild(db):
+        return _rebuild(db, build)
+
+
+def _rebuild(db: Path, build: Callable[[Path], T]) -> tuple[T, Salvage]:
     found = salvage(db)
     fresh = fresh_path(db)
-    _remove(fresh)  # left by a killed rebuild
+    _remove(fresh)  # left by a killed rebuild (one_rebuild: no other is running)
     try:
         result = build(fresh)
         # Aliases saved or removed while the build ran are in the old file: read them again,
@@ -111,6 +117,31 @@ def rebuild(db: Path, build: Callable[[Path], T]) -> tuple[T, Salvage]:
         _remove(fresh)
         raise
     return result, found
+
+
+@contextlib.contextmanager
+def one_rebuild(db: Path) -> Iterator[None]:
+    """Held while this process rebuilds `db`: a second rebuild would delete the first's fresh
+    file under it, and both would fail. An advisory lock on the database's folder (no file
+    of its own to leave behind), which the system drops when the process ends, however it
+    ends. Where there is no flock (Windows), rebuilds are not serialised."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    folder = os.open(db.parent, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(folder, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ConflictError(
+                f"another `pix index --rebuild` is running in {db.parent}",
+                hint="let it finish: it rebuilds the database this one would",
+            ) from None
+        yield
+    finally:
+        os.close(folder)  # (and with it the lock)
 
 
 @contextlib.contextmanager
