@@ -87,7 +87,7 @@ def now_iso() -> str:
 
 REBUILD_HINT = (
     "run `pix index --rebuild`: it rebuilds the index from the work tree into a fresh file "
-    "and swaps it in, keeping the saved aliases"
+    "and swaps it in, keeping the saved aliases it can still read"
 )
 
 
