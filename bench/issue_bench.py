@@ -15,7 +15,8 @@ windows, which needs transformer vectors, so it changes nothing on a --static-on
 `environment`: sections about the reporter's machine, from an "Environment" or "System Information"
 heading to the next heading, are left out of everything the issue is searched by; `title`: the
 title counts TITLE_WEIGHT times in the meaning vectors; `images`: pasted screenshots are left out;
-`urls`: a link gives BM25's term selection only the file it points at). `--only` runs the variants
+`urls`: a link gives BM25's term selection only the file it points at; and `without outline`:
+the outline step of pix/retrieve/outline.py off). `--only` runs the variants
 named (comma-separated labels). `--limits` reruns the full pipeline with other BM25 term caps,
 `--weights` with other weights of the issue route or other values of evidence.py's constants (a
 JSON list of changes: `[{"bm25": 1.5}, {"COMMON_SHARE": 0.02}]`). Databases are devbench's
@@ -41,7 +42,7 @@ from bench import devbench, devcorpora, metrics
 from bench.devbench import ISSUE_COLUMNS, ISSUELOC_REPOS, Table
 from bench.quality import rank_files
 from pix.query import QueryEngine
-from pix.retrieve import evidence, route
+from pix.retrieve import evidence, outline, route
 from pix.store import search_sql
 
 ALL = evidence.STEPS
@@ -55,6 +56,7 @@ def variants(limits: list[int], weights: list[dict] = ()) -> dict[str, tuple]:
     out = {"pix (every step)": (ALL, LIMIT, {}), "none (before)": (frozenset(), LIMIT, {})}
     for step in sorted(ALL - {"windows"}):
         out[f"without {step}"] = (ALL - {step}, LIMIT, {})
+    out["without outline"] = (ALL, LIMIT, {"outline": False})
     out["shape only"] = (frozenset({"shape"}), LIMIT, {})
     for limit in limits:
         if limit != LIMIT:
@@ -71,12 +73,15 @@ COLUMNS = [*ISSUE_COLUMNS, "acc@20"]
 
 
 CONSTANTS = {name: getattr(evidence, name) for name in dir(evidence) if name.isupper()}
+OUTLINE_SHAPES = outline.SHAPES
 
 
 def set_steps(steps: frozenset, limit: int, weights: dict | None = None) -> None:
     """Steps, the BM25 term cap and changes: a channel name changes the issue route's weight,
     an upper-case name one of evidence.py's constants."""
-    weights = weights or {}
+    weights = dict(weights or {})
+    # "outline": False runs without the outline step (pix/retrieve/outline.py)
+    outline.SHAPES = OUTLINE_SHAPES if weights.pop("outline", True) else frozenset()
     for name, value in CONSTANTS.items():
         setattr(evidence, name, weights.get(name, value))
     evidence.STEPS = steps

@@ -21,7 +21,7 @@ from pix.output.budget import apply_budget
 from pix.output.result import hydrate, project, shown_lines, warn_unrevealed
 from pix.output.shown import Redactions, ShownFile
 from pix.pathglob import glob_regex
-from pix.retrieve import define, history, phrase, refine
+from pix.retrieve import define, history, outline, phrase, refine
 from pix.retrieve.evidence import embed_query, embed_static
 from pix.retrieve.hits import Hit
 from pix.retrieve.knn import WarmVectors
@@ -435,6 +435,17 @@ def retrieve(
     return Retrieval(snapshot, hits, r, reports, names, weighed, unmatched)
 
 
+def ranked_list(engine: QueryEngine, request: QueryRequest, found: Retrieval) -> list[Hit]:
+    """The ranked list the request's mode shows: chunks, or files with the outline step
+    (pix/retrieve/outline.py). Inside the read that retrieved `found`."""
+    ranked = arrange(found.hits, request.mode == "file")
+    if request.mode == "file" and outline.enabled(request.channels, found.route.shape):
+        ranked = outline.lift_outlines(
+            engine.store.conn, engine.static_embedder(), request.query, found.route.shape, ranked
+        )
+    return ranked
+
+
 def query_vectors(
     engine: QueryEngine, query: str, r: Route, embedded: int, static: int
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -468,7 +479,7 @@ def run_query(
     with engine.store.read():
         found = retrieve(engine, request, warnings, changed)
         warnings.extend(unmatched_warnings(found.unmatched))
-        ranked = arrange(found.hits, request.mode == "file")
+        ranked = ranked_list(engine, request, found)
         selected = ranked[: request.top]
         files = {
             (hit.blob_sha, hit.path): engine.shown(hit.blob_sha, hit.path, reveal)

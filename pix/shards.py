@@ -60,11 +60,11 @@ from pix.query import (
     QueryEngine,
     QueryRequest,
     check_request,
+    ranked_list,
     refresh_first,
     retrieve,
 )
 from pix.retrieve.hits import Hit
-from pix.retrieve.rank import arrange
 from pix.retrieve.search import RRF_K
 from pix.shard_embedder import OnceEmbedder, load_embedder, load_static
 from pix.shard_factors import (
@@ -406,13 +406,13 @@ def shard_ranking(
         chunks = engine.snapshot_counts(found.snapshot.id)[0]
         if counts is None:  # a probe of the same state counted them (pix/shard_probe.py)
             counts = term_counts(engine, request.query)
+        ranked = found.hits if packing else ranked_list(engine, request, found)
     meaning: dict[str, float] = {}
     for hit in found.hits:
         for name in MEANING:
             channel = hit.channels.get(name)
             if channel is not None and channel["score"] > meaning.get(name, -math.inf):
                 meaning[name] = channel["score"]
-    ranked = found.hits if packing else arrange(found.hits, request.mode == "file")
     return ShardAnswer(
         found.snapshot, ranked, meaning, len(found.hits), warnings, refreshed, found.route,
         found.phrases, chunks, counts.df, found.names, counts.held, found.history,

@@ -139,11 +139,12 @@ def project(res: Result, request: QueryRequest, snapshot: Snapshot) -> dict:
     if request.view == "full":
         out["role"] = res.role
     if request.explain:
-        # The ranking stage's part: standout inside the fused score, evidence (file mode) on
-        # top of the strongest chunk's score, so the prior is that chunk's score / fused.
+        # The ranking stage's part: standout inside the fused score, evidence and outline
+        # (file mode) on top of the strongest chunk's score, so the prior is that chunk's
+        # score / fused.
         fused = res.explain["fused"]
         rank = {"standout": 0.0, **res.explain["rank"]}
-        chunk_score = res.score - rank.get("evidence", 0.0)
+        chunk_score = res.score - rank.get("evidence", 0.0) - rank.get("outline", 0.0)
         out["explain"] = {
             "score": round(res.score, 6),
             "fused": round(res.explain["fused"], 6),
