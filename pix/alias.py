@@ -146,7 +146,8 @@ def _read(name: str, raw: str, created_at: str) -> Alias:
             problem = None
         except UsageError as exc:
             problem = exc.message.removeprefix("alias spec: ")
-    shell_name = shlex.quote(name)
+    # quoted for the shell, and after `--` when it would read as an option (`-rf`)
+    shell_name = ("-- " if name.startswith("-") else "") + shlex.quote(name)
     try:
         check_name(name)  # a row written by hand, or by a pix with other rules
     except UsageError as exc:

@@ -13,7 +13,7 @@ from typing import ClassVar
 import apsw
 import numpy as np
 
-from pix.errors import UsageError
+from pix.errors import PixError, UsageError
 from pix.index import index_repository, locate
 from pix.ingest import redact, scan
 from pix.ingest.embed import check_identity, model_identity, quantize
@@ -440,8 +440,12 @@ def ranked_list(engine: QueryEngine, request: QueryRequest, found: Retrieval) ->
     (pix/retrieve/outline.py). Inside the read that retrieved `found`."""
     ranked = arrange(found.hits, request.mode == "file")
     if request.mode == "file" and outline.enabled(request.channels, found.route.shape):
+        try:
+            static = engine.static_embedder()
+        except PixError:  # its table missing or damaged: the static channel says so
+            return ranked
         ranked = outline.lift_outlines(
-            engine.store.conn, engine.static_embedder(), request.query, found.route.shape, ranked
+            engine.store.conn, static, request.query, found.route.shape, ranked
         )
     return ranked
 

@@ -293,6 +293,12 @@ def test_a_row_whose_name_breaks_the_rules_is_listed_invalid_and_can_be_removed(
     code, removed, _ = cli_json("alias", "rm", "my alias", root=root, db=db)
     assert (code, removed) == (0, {"removed": "my alias"})
     assert stored(db) == {}
+    raw_insert(db, "-rf", json.dumps({"query": AREA, "mode": "chunk"}))
+    code, listed, _ = cli_json("alias", "list", root=root, db=db)
+    assert "pix alias rm -- -rf" in listed["aliases"][0]["error"]  # else read as options
+    code, _, err = pix("alias", "rm", "--db", str(db), "--", "-rf", cwd=root)
+    assert code == 0, err
+    assert stored(db) == {}
 
 
 def test_the_text_list_gives_each_alias_one_line(env):

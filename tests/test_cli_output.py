@@ -102,7 +102,7 @@ def test_copy_does_not_wait_for_what_the_clipboard_command_leaves_behind(repo, t
     stderr it inherited; pix returns when the command itself is done (audit)."""
     target, marker = tmp_path / "clip.txt", tmp_path / "served"
     script = (
-        f"cat > {shlex.quote(str(target))}; (sleep 4; touch {shlex.quote(str(marker))}) & exit 0"
+        f"cat > {shlex.quote(str(target))}; (sleep 20; touch {shlex.quote(str(marker))}) & exit 0"
     )
     code, out, err = pix(
         "query", "zebra", "--top", "1", "--copy", cwd=repo,

@@ -495,8 +495,12 @@ def test_a_comment_group_and_verbose_line_breaks_are_read_as_python_reads_them()
     assert regex_plan(r"xabc(?#optional c)?z") == [["xab"]]
     assert regex_plan(r"abc(?#x(y)def") == [["abcdef"]]  # a comment ends at its first ')'
     assert regex_plan(r"foo(?#|bar)baz") == [["foobaz"]]  # no alternation inside one
-    # in verbose mode a line break is whitespace the regex ignores, not one it needs
+    assert regex_plan(r"(?#note\)xyz)hello") == [["hello"]]  # an escaped ')' ends nothing
+    # in verbose mode a line break typed as itself is whitespace the regex ignores, not one
+    # it needs; the escape \n still needs one, and a comment's text is no part of a match
     assert not needs_line_break("(?x) foo \n bar  # name\n")
+    assert needs_line_break(r"(?x)foo\(\):\n")
+    assert not needs_line_break("(?x)foo # a \\n in a comment\nbar")
 
 
 def test_caseless_narrowing_keeps_what_regex_matches(make_repo, index):
@@ -507,6 +511,7 @@ def test_caseless_narrowing_keeps_what_regex_matches(make_repo, index):
         {
             "tr.txt": 'renk = "kırmızı"\n',
             "tr2.txt": 'x = "DİKKAT"\n',
+            "tr3.txt": 'x = "İnitial value"\n',
             "geo.txt": 'BASLIK = "ᲡᲐᲥᲐᲠᲗᲕᲔᲚᲝ"\n',
             "other.txt": "nothing here\n",
         }
@@ -517,10 +522,13 @@ def test_caseless_narrowing_keeps_what_regex_matches(make_repo, index):
         lit("dik", "dikkat", caseSensitive=False),
         lit("geo", "საქართველო", caseSensitive=False),
         rx("rx", r"KIRMIZ\w", caseSensitive=False),
+        rx("inline", r"(?i)initial"),  # caseless by its own flag
     ]
     r = run(repo, queries=queries, outputMode="detailed")
     found = {c["path"]: c["hypotheses"] for c in r["candidates"]}
-    assert found == {"tr.txt": ["up", "rx"], "tr2.txt": ["dik"], "geo.txt": ["geo"]}
+    assert found == {
+        "tr.txt": ["up", "rx"], "tr2.txt": ["dik"], "geo.txt": ["geo"], "tr3.txt": ["inline"],
+    }  # fmt: skip
     narrowing = {h["id"]: h["narrowing"] for h in r["coverage"]["hypotheses"]}
     assert narrowing["up"]["method"] == "trigram"  # i and I spelled both ways, still narrowed
     assert narrowing["geo"]["method"] == "scan"  # every letter cased outside ASCII

@@ -135,6 +135,13 @@ def test_an_issue_report_lifts_the_file_whose_outline_stands_out(repo):
     assert explain["prior"] == pytest.approx(chunk_score / explain["fused"], abs=1e-3)
 
 
+def test_the_text_explain_line_adds_the_bonus(repo):
+    from pix.output.render import explain_line
+
+    first = ask(repo, REPORT)["results"][0]
+    assert f"outline +{first['explain']['rank']['outline']:.4f}" in explain_line(first)
+
+
 def test_the_step_changes_the_order_it_is_measured_on(repo, monkeypatch):
     lifted = [r["file"] for r in ask(repo, REPORT, top=20)["results"]]
     monkeypatch.setattr(outline, "SHAPES", frozenset())
@@ -152,6 +159,7 @@ def test_the_step_changes_the_order_it_is_measured_on(repo, monkeypatch):
     ],
 )
 def test_other_shapes_named_channels_and_chunk_mode_are_left_alone(repo, text, options):
+    options = dict(options)
     mode = options.pop("mode", "file")
     request = QueryRequest(query=text, mode=mode, top=5, explain=True, **options)
     response = query(request, cwd=str(repo))

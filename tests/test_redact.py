@@ -434,3 +434,12 @@ def test_the_cheap_line_test_passes_ordinary_lines_by():
     for line in ("def __init__(self, items):", "raise ValueError(msg)", "x = 0x1F2E", "# TODO"):
         assert not may_hold_secret(line)
     assert has_private_key("-----BEGIN RSA " + "PRIVATE KEY-----")
+
+
+def test_a_copy_of_a_secret_never_uncovers_a_longer_one_it_overlaps() -> None:
+    """The copy of `password`'s value starts inside the URL before its connection password
+    does, and ends before it: the union is masked, not the copy alone (review)."""
+    text = 'password = "admin:0123456789ab"\nurl = "redis://admin:0123456789abLEAKEDTAIL99@host"\n'
+    [first, second] = find_secrets(text, "python")
+    assert text[first.start : first.end] == "admin:0123456789ab"
+    assert text[second.start : second.end] == "admin:0123456789abLEAKEDTAIL99"

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 
 import apsw
+import regex
 
 from pix.discover import fragments, trigram
 from pix.discover.masking import Shown
@@ -151,12 +152,17 @@ def plan_narrowing(matcher: Matcher) -> Narrowing:
     else:
         plan = fragments.regex_plan(h.pattern)
         why = f"no literal run of {fragments.MIN_FRAGMENT}+ characters that every match needs"
-    if plan is not None and not h.case_sensitive:
+    # Caseless when asked, or by a global inline flag: `(?i)abc` (a scoped `(?i:abc)` is a
+    # group, which the plan skips).
+    caseless = not h.case_sensitive or bool(
+        matcher.regex is not None and matcher.regex.flags & regex.IGNORECASE
+    )
+    if plan is not None and caseless:
         plan = fragments.caseless_plan(plan)
         why = f"no literal run of {fragments.MIN_FRAGMENT}+ characters that case folding keeps"
     if plan is None:
         return Narrowing("scan", reason=why + ": every file in the roots is read")
-    return Narrowing("trigram", fragments.fts_expression(plan, caseless=not h.case_sensitive), plan)
+    return Narrowing("trigram", fragments.fts_expression(plan, caseless=caseless), plan)
 
 
 class Texts:

@@ -56,9 +56,10 @@ def regex_plan(pattern: str) -> list[list[str]] | None:
 def needs_line_break(pattern: str) -> bool:
     """Whether every branch of a regex requires a line break outside groups and classes:
     such a regex cannot match within one line (a break inside a group is not seen here). In
-    verbose mode `(?x)` a line break is whitespace the regex ignores."""
+    verbose mode `(?x)` a line break typed as itself is whitespace the regex ignores; `\\n`
+    still needs one."""
     if _VERBOSE.search(pattern):
-        return False
+        pattern = _strip_verbose(pattern)
     branches = _split_top_level(pattern)
     if not branches:
         return False
@@ -156,13 +157,13 @@ def _skip_group(p: str, i: int) -> int | None:
                 return None
             j = end
             continue
-        if c == "(" and p.startswith("(?#", j):  # a comment ends at its first ')'
-            end = p.find(")", j)
-            if end < 0:
+        if c == "(" and p.startswith("(?#", j):
+            end = _comment_end(p, j)
+            if end is None:
                 return None
             if depth == 0:
-                return end + 1
-            j = end + 1
+                return end
+            j = end
             continue
         if c == "(":
             depth += 1
@@ -172,6 +173,47 @@ def _skip_group(p: str, i: int) -> int | None:
                 return j + 1
         j += 1
     return None
+
+
+def _comment_end(p: str, i: int) -> int | None:
+    """Index just past the comment group that starts at p[i:i + 3] == '(?#': its first ')'
+    that no backslash escapes (`re` reads `(?#a\\)b)` as one comment)."""
+    j = i + 3
+    while j < len(p):
+        if p[j] == "\\":
+            j += 2
+        elif p[j] == ")":
+            return j + 1
+        else:
+            j += 1
+    return None
+
+
+def _strip_verbose(p: str) -> str:
+    """A verbose-mode pattern as it reads without its whitespace and `#` comments (outside
+    classes, unescaped): what remains is what a match needs."""
+    out: list[str] = []
+    i = 0
+    while i < len(p):
+        c = p[i]
+        if c == "\\":
+            out.append(p[i : i + 2])
+            i += 2
+        elif c == "[":
+            end = _skip_class(p, i)
+            if end is None:
+                return p
+            out.append(p[i:end])
+            i = end
+        elif c == "#":
+            end = p.find("\n", i)
+            i = len(p) if end < 0 else end + 1
+        elif c.isspace():
+            i += 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
 
 
 def _split_top_level(p: str) -> list[str] | None:
@@ -254,10 +296,10 @@ def _literal_runs(p: str) -> list[str] | None:
         if p.startswith("(?#", i):
             # A comment is nothing: a quantifier after it applies to the atom before it
             # (`abc(?#note)?` makes the c optional), so the run goes on through it.
-            end = p.find(")", i)
-            if end < 0:
+            end = _comment_end(p, i)
+            if end is None:
                 return None
-            i = end + 1
+            i = end
             continue
         if c in "[(":
             end = _skip_class(p, i) if c == "[" else _skip_group(p, i)

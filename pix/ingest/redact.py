@@ -59,8 +59,11 @@ KINDS: tuple[str, ...] = (
 )  # fmt: skip
 _PRIORITY = {kind: rank for rank, kind in enumerate(KINDS)}
 # Raise it whenever a rule finds more (or other) secrets: `pix index` re-masks every stored text
-# written under an older version (meta key redact.version).
-VERSION = 3  # 3: copies of a secret's value elsewhere in its file are masked too
+# written under an older version (meta key redact.version). Copies of a found secret elsewhere
+# in its file are masked since the twenty-fourth session without a new version: a re-mask
+# reads the stored texts, where the value is masked already, so it could not find the copies
+# (`pix index --rebuild` masks them).
+VERSION = 2
 
 # bench/redaction_bench.py measures it: 98% of random 16-char hex strings (the weakest secret
 # accepted) and every random string of 24+ chars reach 2.75 bits/char; the corpus literals
@@ -280,7 +283,7 @@ def find_secrets(text: str, language: str | None = None) -> list[Secret]:
             found.extend(Secret(s.start + at, s.end + at, s.kind) for s in secrets)
     kept = _without_overlaps(found)
     copies = list(_copies(text, kept))
-    return _without_overlaps([*kept, *copies]) if copies else kept
+    return _merged([*kept, *copies]) if copies else kept
 
 
 def _without_overlaps(found: list[Secret]) -> list[Secret]:
@@ -300,11 +303,27 @@ def _copies(text: str, secrets: list[Secret]) -> Iterator[Secret]:
     values = {
         text[s.start : s.end]: s.kind for s in secrets if s.end - s.start >= _MIN_SECRET_CHARS
     }
+    # str.find per value: a file of 16,000 keys takes about 2 s (one regex alternation of
+    # them took 8 s); files hold a few.
     for value, kind in values.items():
         at = text.find(value)
         while at >= 0:
             yield Secret(at, at + len(value), kind)
             at = text.find(value, at + len(value))
+
+
+def _merged(spans: list[Secret]) -> list[Secret]:
+    """Overlapping spans as their union (the kind of the one that starts first): a copy that
+    overlaps a longer secret found by a rule must not leave that secret's tail shown."""
+    spans.sort(key=lambda s: (s.start, s.start - s.end, _PRIORITY[s.kind]))
+    out: list[Secret] = []
+    for span in spans:
+        if out and span.start < out[-1].end:
+            last = out[-1]
+            out[-1] = Secret(last.start, max(last.end, span.end), last.kind)
+        else:
+            out.append(span)
+    return out
 
 
 def _shannon_entropy(value: str) -> float:

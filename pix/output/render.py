@@ -145,6 +145,8 @@ def explain_line(item: dict) -> str:
         parts.append(f"standing out +{rank['standout']:.4f}")
     if rank.get("evidence"):
         parts.append(f"file evidence +{rank['evidence']:.4f} ({rank['chunks']} chunks)")
+    if rank.get("outline"):  # pix/retrieve/outline.py: an issue report's file as a whole
+        parts.append(f"outline +{rank['outline']:.4f}")
     return "   explain: " + "; ".join(parts) + "\n"
 
 

@@ -137,8 +137,10 @@ def one_rebuild(db: Path) -> Iterator[None]:
         except BlockingIOError:
             raise ConflictError(
                 f"another `pix index --rebuild` is running in {db.parent}",
-                hint="let it finish: it rebuilds the database this one would",
+                hint="one rebuild at a time in a folder: run this one again when it is done",
             ) from None
+        except OSError:  # a file system without flock (some network mounts): unserialised
+            pass
         yield
     finally:
         os.close(folder)  # (and with it the lock)
