@@ -9,6 +9,7 @@ figures and LaTeX) from files that mention tables once.
 from __future__ import annotations
 
 import pytest
+from conftest import indexed_in_place
 
 from pix.ingest.static import StaticEmbedder
 from pix.query import QueryRequest, query
@@ -102,17 +103,7 @@ FILES = {
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory, embedder):
-    from conftest import commit, git, write
-
-    from pix.index import index_repository
-
-    root = tmp_path_factory.mktemp("outline") / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    write(root, FILES)
-    commit(root, "initial")
-    index_repository(str(root), embedder=embedder)
-    return root
+    return indexed_in_place(tmp_path_factory.mktemp("outline"), FILES, embedder)
 
 
 def ask(repo, text: str, top: int = 5) -> dict:
