@@ -271,10 +271,12 @@ def has_private_key(text: str) -> bool:
 
 
 def find_secrets(text: str, language: str | None = None) -> list[Secret]:
-    """Non-overlapping secrets sorted by start (on overlap keep the earliest start, then the
-    longest). `language` is pix's language name for the file (e.g. 'python', 'yaml', 'toml',
-    'ini', 'json', 'text', 'markdown', 'shell', None when unknown); it only widens what counts
-    as an assigned value (unquoted values allowed in config-style files)."""
+    """Non-overlapping secrets sorted by start (where the rules overlap, the earliest start,
+    then the longest, is kept; a repeated value's copies are then added, a copy overlapping
+    a kept secret masking their union). `language` is pix's language name for the file
+    (e.g. 'python', 'yaml', 'toml', 'ini', 'json', 'text', 'markdown', 'shell', None when
+    unknown); it only widens what counts as an assigned value (unquoted values allowed in
+    config-style files)."""
     found = [*_private_keys(text), *_tokens(text), *_literals(text, language)]
     for block in _FENCED_BLOCK.finditer(text) if language == "markdown" else ():
         info, at = block["info"].lower(), block.start("body")
@@ -286,8 +288,13 @@ def find_secrets(text: str, language: str | None = None) -> list[Secret]:
     return _merged([*kept, *copies]) if copies else kept
 
 
+def _span_order(secret: Secret) -> tuple:
+    """Earliest start first, then the longest, then the surest kind."""
+    return secret.start, secret.start - secret.end, _PRIORITY[secret.kind]
+
+
 def _without_overlaps(found: list[Secret]) -> list[Secret]:
-    found.sort(key=lambda s: (s.start, s.start - s.end, _PRIORITY[s.kind]))
+    found.sort(key=_span_order)
     kept: list[Secret] = []
     for secret in found:
         if not kept or secret.start >= kept[-1].end:
@@ -296,10 +303,11 @@ def _without_overlaps(found: list[Secret]) -> list[Secret]:
 
 
 def _copies(text: str, secrets: list[Secret]) -> Iterator[Secret]:
-    """Every other place in `text` that holds a value already found to be a secret: the
-    same key under a name no rule reads (`secret_value = "..."` beside `aws_secret =
-    "..."`) would show it, and a search for it would find it (audit). Values of
-    _MIN_SECRET_CHARS or more only: a short password may be a word used elsewhere."""
+    """Every place in `text` that holds a value already found to be a secret (its own
+    place too: `_merged` folds it in): the same key under a name no rule reads
+    (`secret_value = "..."` beside `aws_secret = "..."`) would show it, and a search for it
+    would find it (audit). Values of _MIN_SECRET_CHARS or more only: a short password may be
+    a word used elsewhere."""
     values = {
         text[s.start : s.end]: s.kind for s in secrets if s.end - s.start >= _MIN_SECRET_CHARS
     }
@@ -315,7 +323,7 @@ def _copies(text: str, secrets: list[Secret]) -> Iterator[Secret]:
 def _merged(spans: list[Secret]) -> list[Secret]:
     """Overlapping spans as their union (the kind of the one that starts first): a copy that
     overlaps a longer secret found by a rule must not leave that secret's tail shown."""
-    spans.sort(key=lambda s: (s.start, s.start - s.end, _PRIORITY[s.kind]))
+    spans.sort(key=_span_order)
     out: list[Secret] = []
     for span in spans:
         if out and span.start < out[-1].end:

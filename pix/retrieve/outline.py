@@ -32,6 +32,10 @@ from pix.retrieve.hits import Hit, revised
 
 OUTLINE_TOP = 20
 WEIGHT = 0.15
+# An outline reads a file's first MAX_NAMES distinct names: sphinx's largest modules define
+# hundreds, and reading them all cost a quarter more time for the same ranking (MRR@10 0.732
+# all, 0.730 at 64, 0.725 at 32).
+MAX_NAMES = 64
 # Which query shapes it serves (pix/retrieve/route.py).
 SHAPES = frozenset({"issue"})
 
@@ -49,12 +53,6 @@ def enabled(channels: list[str] | None, shape: str) -> bool:
     return channels is None and shape in SHAPES
 
 
-# An outline reads a file's first MAX_NAMES distinct names: sphinx's largest modules define
-# hundreds, and reading them all cost a quarter more time for the same ranking (MRR@10 0.732
-# all, 0.730 at 64, 0.725 at 32).
-MAX_NAMES = 64
-
-
 def outline_text(path: str, names: list[str]) -> str:
     """What the static tier reads of a file: its path, then each name once, in order."""
     return path + "\n" + " ".join(list(dict.fromkeys(names))[:MAX_NAMES])
@@ -70,8 +68,10 @@ def names_of(conn, shas: list[str]) -> dict[str, list[str]]:
 
 def lift_outlines(conn, static_embedder, query: str, shape: str, files: list[Hit]) -> list[Hit]:
     """`files` (ranked, file mode) with the outline bonus added to the first OUTLINE_TOP and
-    ranked again (rank: `outline`, the bonus). Unchanged for other shapes, or when fewer than
-    three of them have an outline or their outlines do not differ."""
+    ranked again (rank: `outline`, the bonus); `enabled` says for which requests. Unchanged
+    when fewer than three of them have an outline, the query has no known word, or their
+    outlines do not differ. The query's static vector is made again here (about a
+    millisecond): retrieval keeps only its int8 form, and none where no chunk is static."""
     if not files:
         return files
     top = files[:OUTLINE_TOP]
