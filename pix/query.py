@@ -419,7 +419,7 @@ def retrieve(
     if define.enabled(request.channels, r.shape):
         hits, names, weight = define.rank_definitions(
             store, snapshot.id, request.query, r, hits, paths, request.fusion, request.priors,
-            weighs,
+            weighs, lines=request.mode == "chunk",
         )  # fmt: skip
         if weight:  # the phrase step must outrank this channel too
             r = Route(r.shape, {**r.weights, define.CHANNEL: weight})

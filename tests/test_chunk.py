@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from pix.ingest import treesitter
-from pix.ingest.chunk import Chunk, chunk_file, language_for_path
+from pix.ingest.chunk import Chunk, chunk_file, definition_rows, language_for_path
 
 
 def installed_file(distribution: str, suffix: str) -> Path:
@@ -832,3 +832,50 @@ def test_rst_adjacent_underlines_are_not_overlines():
     text = "Title A\n=======\nTitle B\n=======\n\nText.\n"
     chunks = check_invariants(text, "t.rst", min_chars=0)
     assert [(c.symbol, c.start_line) for c in chunks] == [("Title A", 1)]
+
+
+# -- where a chunk defines a name (pix.retrieve.define places the query's names with it) ----
+
+JAVA_CLASS = """class Pool {
+  /** Docs. */
+  public void open() {
+    x();
+  }
+  static final int LIMIT = 3;
+  static final int OTHER = 4;
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "names", "within", "rows"),
+    [
+        # a piece of a class body, indented as it was: decorators and comments sit above
+        (
+            "python",
+            "    @property\n    def size(self):\n        return 1\n\n    def grow(self):\n"
+            "        self.size_of(grow)\n",
+            {"size", "grow"},
+            None,
+            {"size": 1, "grow": 4},
+        ),
+        # a call above the definition does not place it
+        ("python", "def a():\n    b()\n\ndef b():\n    pass\n", {"b"}, None, {"b": 3}),
+        # a Java field read alone is a local variable: it is placed in its file, within the
+        # chunk's rows (OTHER is outside them)
+        ("java", "  static final int LIMIT = 3;\n", {"LIMIT"}, None, {}),
+        ("java", JAVA_CLASS, {"open", "LIMIT", "OTHER"}, (1, 5), {"open": 2, "LIMIT": 5}),
+        ("typescript", "// x\nconst route = () => 1;\n", {"route"}, None, {"route": 1}),
+        (
+            "go",
+            "func (c *Client) Do(r *Request) error {\n\treturn nil\n}\n",
+            {"Do"},
+            None,
+            {"Do": 0},
+        ),
+        ("python", "x = 1\n", {"missing"}, None, {}),  # not defined here: not placed
+        ("markdown", "# size\n", {"size"}, None, {}),  # no grammar: nothing placed
+    ],
+)
+def test_definition_rows_place_each_name_on_the_line_naming_it(lang, text, names, within, rows):
+    assert definition_rows(text, lang, names, within) == rows

@@ -19,6 +19,7 @@ import pytest
 from conftest import new_repo, where
 
 from pix.index import index_repository
+from pix.output.render import render_response
 from pix.query import QueryRequest, query
 from pix.retrieve import define
 from pix.retrieve.route import CHANNELS
@@ -105,6 +106,37 @@ RESOLVER = """class DependencyResolver:
         return sorted(self.graph[component])
 """
 
+# Small definitions are merged into one chunk named for the first: `frobnicate_gizmo` is
+# defined on line 17 of a chunk that starts with `process_batch_1` on line 1, and
+# `paint_widget`'s name is on line 29, below its decorator.
+BATCHES = (
+    "".join(
+        f"def process_batch_{i}(items):\n    total = 0\n    for item in items:\n"
+        f"        total += item.weight * {i}\n        if total > 100:\n            break\n"
+        "    return total\n\n"
+        + ("def frobnicate_gizmo(g):\n    return g.spin()\n\n" if i == 2 else "")
+        for i in (1, 2, 3)
+    )
+    + "@register\ndef paint_widget(w):\n    return w.paint()\n"
+)
+
+# A class too long for one chunk is cut into pieces; the piece declaring MAX_RETRIES does not
+# show the class, and read alone the field is a local variable: the file's text places it.
+WORKER = (
+    "public class Worker {\n"
+    + "".join(
+        f"  /** Step {i} of the job, run once per attempt until it succeeds. */\n"
+        f"  public int step{i}(Job job) {{\n    return job.run({i}) + job.attempts();\n  }}\n\n"
+        for i in range(8)
+    )
+    + "  static final int MAX_RETRIES = 5;\n\n"
+    + "".join(
+        f"  public int later{i}(Job job) {{\n    return job.retry({i}, MAX_RETRIES);\n  }}\n\n"
+        for i in range(8)
+    )
+    + "}\n"
+)
+
 # `run` is defined in more than MAX_FILES files: a common name says nothing.
 FILES = {
     "src/resources.py": RESOURCES,
@@ -113,6 +145,8 @@ FILES = {
     "src/cache.py": CACHE,
     "src/settings.py": SETTINGS,
     "src/client.py": CLIENT,
+    "src/batches.py": BATCHES,
+    "src/Worker.java": WORKER,
     "docs/caching.md": DOCS,
     **{
         f"src/step_{i}.py": f"def run(job):\n    return job.step_{i}()\n"
@@ -210,6 +244,49 @@ def test_a_named_definition_ranks_its_file_first_which_it_does_not_without_the_s
 def test_in_chunk_mode_the_defining_chunk_comes_first(repo):
     top = ask(repo, "CacheKey")["results"][0]
     assert (top["path"], top["symbol"]) == ("src/cache_key.py", "CacheKey")
+
+
+def test_a_result_says_on_which_line_its_chunk_defines_the_name(repo):
+    lines = BATCHES.split("\n")
+    assert lines[16] == "def frobnicate_gizmo(g):" and lines[28] == "def paint_widget(w):"
+    top = ask(repo, "frobnicate_gizmo")["results"][0]
+    # the chunk is named for its first definition and starts there: only `definitions` says
+    # where the name is
+    assert (top["path"], top["startLine"], top["symbol"]) == (
+        "src/batches.py",
+        1,
+        "process_batch_1",
+    )
+    assert top["definitions"] == [{"name": "frobnicate_gizmo", "line": 17}]
+    both = ask(repo, "paint_widget frobnicate_gizmo")["results"][0]
+    assert both["definitions"] == [
+        {"name": "frobnicate_gizmo", "line": 17},
+        {"name": "paint_widget", "line": 29},
+    ]
+    # a declared constant is placed too; a chunk the step did not lift names none
+    top = ask(repo, "DEFAULT_TIMEOUT")["results"]
+    assert top[0]["path"] == "src/settings.py"
+    assert top[0]["definitions"] == [{"name": "DEFAULT_TIMEOUT", "line": 15}]
+    assert SETTINGS.split("\n")[14].startswith("DEFAULT_TIMEOUT")
+    assert all("definitions" not in r for r in top[1:])
+    # a declaration in a piece of a long class is placed in the file's text
+    line = WORKER.split("\n").index("  static final int MAX_RETRIES = 5;") + 1
+    top = ask(repo, "MAX_RETRIES")["results"][0]
+    assert top["path"] == "src/Worker.java" and top["startLine"] < line <= top["endLine"]
+    assert "class Worker" not in top["text"]
+    assert top["definitions"] == [{"name": "MAX_RETRIES", "line": line}]
+    # without the step, nothing is placed
+    alone = ask(repo, "frobnicate_gizmo", channels=WITHOUT)["results"]
+    assert all("definitions" not in r for r in alone)
+
+
+def test_the_text_header_names_the_definition_as_path_and_line(repo):
+    text = render_response(ask(repo, "frobnicate_gizmo"))
+    first = text.split("\n", 1)[0]
+    assert first.startswith("── src/batches.py:1-")
+    assert first.endswith(
+        "function process_batch_1 (defines frobnicate_gizmo at src/batches.py:17)"
+    )
 
 
 def test_a_name_inside_a_longer_question_adds_evidence_not_a_verdict(repo):

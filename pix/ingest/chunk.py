@@ -24,7 +24,14 @@ from pix.ingest.lines import CONTEXT_CHARS, Lines, Piece, merge
 from pix.ingest.paragraphs import block_pieces
 from pix.ingest.prose import markdown_pieces, rst_pieces
 
-__all__ = ["CHUNKER_VERSION", "Chunk", "chunk_file", "language_for", "language_for_path"]
+__all__ = [
+    "CHUNKER_VERSION",
+    "Chunk",
+    "chunk_file",
+    "definition_rows",
+    "language_for",
+    "language_for_path",
+]
 
 # What cut a database's chunks, recorded in its `meta` table (pix.store.content.rechunk_outdated):
 # raise it whenever chunks, their names or what the model reads of them change, so that the
@@ -405,6 +412,48 @@ def _code_pieces(f: Lines, lang: str, text: str) -> list[Piece] | None:
         # blocks still serve such a file; an index must not stop at it.
         return None
     return pieces
+
+
+def definition_rows(
+    text: str, lang: str | None, names: set[str], within: tuple[int, int] | None = None
+) -> dict[str, int]:
+    """The row (0-based, in `text`) of the line naming each of `names` where `text` defines
+    or declares it, among rows `within` (first, last) if given; names it does not place are
+    left out.
+
+    A chunk knows the names it defines but not where: small neighbours are merged into one
+    chunk, which is then named for the first, so `frobnicate_gizmo` may be defined 16 lines
+    into a chunk named `process_batch_1`. A chunk's text parses well enough on its own
+    (tree-sitter keeps the definitions around what it cannot place), and every node is asked,
+    as the chunker asks a container's items, whether it defines one. A declaration needs its
+    context (a Java field read alone is a local variable): those are placed in the whole
+    file's text, `within` the chunk's rows.
+    """
+    if lang not in defs.SPECS or not names:
+        return {}
+    tree = ts.parse(lang, text.encode("utf-8", "replace"))
+    if tree is None:
+        return {}
+    first, last = within or (0, len(text))
+    chunker = _CodeChunker(Lines([], 1, 0), lang)
+    rows: dict[str, int] = {}
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.end_point[0] < first or node.start_point[0] > last:
+            continue
+        found = chunker.resolve(node)
+        if isinstance(found, defs.Found):
+            row = _signature_rows(found.node, found.name_node)[0]
+            for name in found.names:
+                short = name.rsplit(".", 1)[-1]
+                if short in names and first <= row <= last and rows.get(short, row + 1) > row:
+                    rows[short] = row
+        stack.extend(node.named_children)
+    for row, name in declared(tree.root_node, lang):
+        if name in names and name not in rows and first <= row <= last:
+            rows[name] = row
+    return rows
 
 
 def _add_declared(pieces: list[Piece], names: list[tuple[int, str]]) -> None:

@@ -33,8 +33,17 @@ def header(result: Result) -> str:
     if result.repo:  # a workspace answer: which repository the path is relative to
         where = f"{result.repo}: {where}"
     label = f" {result.kind} {result.symbol}" if result.mode == "chunk" and result.symbol else ""
+    label += _defines(result)
     marker = " [truncated]" if result.truncated else ""
     return f"── {where}  score {result.score:.4f}{label}{marker}{_copies(result.copies)}"
+
+
+def _defines(result: Result) -> str:
+    """Where the query's names are defined in the chunk, as path:line an editor opens."""
+    if not result.defines:
+        return ""
+    path = shown_path(result.path)
+    return " (defines " + ", ".join(f"{n} at {path}:{line}" for n, line in result.defines) + ")"
 
 
 # A header names this many copies at most: a vendored tree copied ten times must not make the
@@ -120,6 +129,7 @@ def from_response(response: dict) -> list[Result]:
                 language=None,
                 repo=item.get("repo"),
                 copies=tuple(item.get("copies", ())),
+                defines=tuple((d["name"], d["line"]) for d in item.get("definitions", ())),
             )
         )
     return out

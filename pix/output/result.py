@@ -35,6 +35,7 @@ class Result:
     explain: dict = field(default_factory=dict)
     repo: str | None = None  # the workspace repository it comes from (pix.shards)
     copies: tuple[str, ...] = ()  # other paths with the same content (pix/retrieve/rank.py)
+    defines: tuple[tuple[str, int], ...] = ()  # chunk mode: the query's names, where defined
 
 
 def line_count(text: str | None) -> int:
@@ -96,7 +97,7 @@ def hydrate(
         )
         if request.mode == "chunk":
             res.start_line, res.end_line = hit.start_line, hit.end_line
-            res.kind, res.symbol = hit.kind, hit.symbol
+            res.kind, res.symbol, res.defines = hit.kind, hit.symbol, hit.defines
         if not request.no_content:
             shown = files[(hit.blob_sha, hit.path)]
             if request.mode == "file":
@@ -128,6 +129,8 @@ def project(res: Result, request: QueryRequest, snapshot: Snapshot) -> dict:
             out["rel"] = round(res.rel, 4)
             out["kind"] = res.kind
             out["symbol"] = res.symbol
+            if res.defines:
+                out["definitions"] = [{"name": n, "line": line} for n, line in res.defines]
     if res.copies:
         out["copies"] = list(res.copies)
     if res.text is not None:

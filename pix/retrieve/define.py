@@ -40,12 +40,13 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from pix.ingest.chunk import definition_rows
 from pix.ingest.mask import mask
 from pix.ingest.redact import may_hold_secret
 from pix.ingest.terms import STOPWORDS
 from pix.retrieve import lift
 from pix.retrieve.component import normal_name
-from pix.retrieve.hits import Hit
+from pix.retrieve.hits import Hit, revised
 from pix.retrieve.route import Route
 from pix.store import define_sql
 from pix.store.db import Store
@@ -245,10 +246,12 @@ def rank_definitions(
     fusion: str,
     priors: bool,
     weighed: bool = False,
+    lines: bool = True,
 ) -> tuple[list[Hit], list[dict], float]:
     """The definition step after fusion: the hits reordered, what each name found, and the
     channel's weight (0 when nothing was lifted: a later step's ceiling counts it).
-    `weighed`: the history prior will weigh the list."""
+    `weighed`: the history prior will weigh the list. `lines`: each lifted hit says on which
+    lines it defines the names (`Hit.defines`; a file result shows no lines)."""
     found, reports, alone = defining(store, snapshot_id, query, paths)
     if not found:
         return hits, reports, 0.0
@@ -257,4 +260,34 @@ def rank_definitions(
         key: (at, lift.entry(weight, fusion, len(at.names), names=sorted(at.names)))
         for key, at in found.items()
     }
-    return lift.add_channel(hits, CHANNEL, entries, priors), reports, weight
+    hits = lift.add_channel(hits, CHANNEL, entries, priors)
+    placed = place(store, found) if lines else {}
+    hits = [revised(h, defines=placed[h.chunk_id]) if h.chunk_id in placed else h for h in hits]
+    return hits, reports, weight
+
+
+def place(
+    store: Store, found: dict[tuple[str, int], Definition]
+) -> dict[int, tuple[tuple[str, int], ...]]:
+    """Chunk id -> (name, file line) of each name it defines, in line order: the line that
+    names it, which a chunk's first line often is not (a decorator or comment above it, or a
+    small definition merged into its neighbour's chunk). The chunk's text is read first, the
+    whole file only for what that leaves (pix.ingest.chunk.definition_rows); names that
+    cannot be placed (no grammar reads the chunk's language) are left out."""
+    chunks = {at.chunk_id: at for at in found.values()}
+    texts = store.conn.execute(define_sql.CHUNK_TEXTS, {"ids": json.dumps(sorted(chunks))})
+    out = {}
+    for chunk_id, text in texts:
+        at = chunks[chunk_id]
+        lines = {
+            n: at.start_line + r for n, r in definition_rows(text, at.language, at.names).items()
+        }
+        rest = at.names - lines.keys()
+        if rest and at.language is not None:
+            (whole,) = store.conn.execute(define_sql.FILE_TEXT, {"id": chunk_id}).fetchone()
+            within = (at.start_line - 1, at.end_line - 1)
+            rows = definition_rows(whole, at.language, rest, within)
+            lines |= {name: row + 1 for name, row in rows.items()}
+        if lines:
+            out[chunk_id] = tuple(sorted(lines.items(), key=lambda item: (item[1], item[0])))
+    return out

@@ -26,6 +26,8 @@ class Hit:
     channels: dict[str, dict]  # channel -> {rank, score, weight, contribution}
     rank: dict[str, float] = field(default_factory=dict)  # what the ranking stage added
     copies: tuple[str, ...] = ()  # other paths with the same content, folded into this hit
+    # (name, file line) of each name of the query this chunk defines (pix.retrieve.define)
+    defines: tuple[tuple[str, int], ...] = ()
 
 
 _FIELDS = tuple(f.name for f in fields(Hit))
