@@ -873,6 +873,14 @@ JAVA_CLASS = """class Pool {
             None,
             {"Do": 0},
         ),
+        # a C function's name is in its declarator, a line below its return type
+        (
+            "c",
+            "/* Loop. */\nstatic void\nserver_loop(struct client *c)\n{\n\treturn;\n}\n",
+            {"server_loop"},
+            None,
+            {"server_loop": 2},
+        ),
         ("python", "x = 1\n", {"missing"}, None, {}),  # not defined here: not placed
         ("markdown", "# size\n", {"size"}, None, {}),  # no grammar: nothing placed
     ],

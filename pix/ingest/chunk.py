@@ -444,16 +444,37 @@ def definition_rows(
             continue
         found = chunker.resolve(node)
         if isinstance(found, defs.Found):
-            row = _signature_rows(found.node, found.name_node)[0]
             for name in found.names:
                 short = name.rsplit(".", 1)[-1]
-                if short in names and first <= row <= last and rows.get(short, row + 1) > row:
+                if short not in names:
+                    continue
+                row = _name_row(found, short)
+                if first <= row <= last and rows.get(short, row + 1) > row:
                     rows[short] = row
         stack.extend(node.named_children)
     for row, name in declared(tree.root_node, lang):
         if name in names and name not in rows and first <= row <= last:
             rows[name] = row
     return rows
+
+
+def _name_row(found: defs.Found, name: str) -> int:
+    """The row of a definition's name: its name node's, else the first token outside the
+    body spelled as the name (a C function's name is in its declarator, often a line below
+    its return type), else the row the name's signature starts on."""
+    named = found.name_node or found.node.child_by_field_name("name")
+    if named is not None:
+        return named.start_point[0]
+    body = found.node.child_by_field_name("body")
+    stack = [c for c in reversed(found.node.children) if c != body]
+    while stack:
+        node = stack.pop()
+        if node.child_count == 0:
+            if ts.node_text(node) == name:
+                return node.start_point[0]
+        else:
+            stack.extend(reversed(node.children))
+    return _signature_rows(found.node, found.name_node)[0]
 
 
 def _add_declared(pieces: list[Piece], names: list[tuple[int, str]]) -> None:
