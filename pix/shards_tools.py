@@ -65,7 +65,9 @@ def pack_shards(
         key = f"{name}{SEP}{hit.path}"
         where[key] = (name, hit.path)
         candidates.append(
-            packet.Candidate(i, key, hit.blob_sha, hit.start_line, hit.end_line, hit.score)
+            packet.Candidate(
+                i, key, hit.blob_sha, hit.start_line, hit.end_line, hit.score, hit.defines
+            )
         )
         if key not in files:
             shown[key] = shards.engines[name].shown(hit.blob_sha, hit.path, reveal)

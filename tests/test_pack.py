@@ -319,6 +319,18 @@ def test_a_small_file_comes_whole_and_a_big_one_in_spans(engine):
     assert tax["whole"] and tax["startLine"] == 1 and tax["endLine"] == 3
 
 
+def test_a_span_says_on_which_line_it_defines_the_name_asked_for(engine):
+    line = ORDERS.split("\n").index("def order_shipping_cost(total, country):") + 1
+    response = run_pack(engine, PackRequest("order_shipping_cost", 20_000))
+    assert not list(RESPONSE.iter_errors(response))
+    span = response["spans"][0]
+    assert span["path"] == "shop/orders.py" and span["startLine"] <= line <= span["endLine"]
+    assert span["definitions"] == [{"name": "order_shipping_cost", "line": line}]
+    assert all("definitions" not in s for s in response["spans"][1:])
+    plain = run_pack(engine, PackRequest("restock the warehouse", 20_000))
+    assert all("definitions" not in s for s in plain["spans"])
+
+
 def test_a_budget_too_small_for_the_best_chunk_says_so_and_cuts_it(shop):
     root, db = shop
     where_db = ("--db", str(db))

@@ -244,6 +244,18 @@ def test_pack_across_repositories_cites_each_span_in_its_repository(workspace):
     assert any("is too small for" in w and "weather: " in w for w in small["warnings"])
 
 
+def test_a_workspace_answer_places_the_definition_asked_for(workspace):
+    for command in (["query"], ["pack", "--budget", "300"]):
+        code, out, err = pix_json(
+            *command, "normalise_whitespace", "--workspace", str(workspace), "--format", "json"
+        )
+        assert code == 0, err
+        items = out["results"] if command == ["query"] else out["spans"]
+        assert valid(out, f"{command[0]}-response.v{2 if command == ['query'] else 1}.json") == []
+        assert items[0]["path"] == "common/strings.py"
+        assert items[0]["definitions"] == [{"name": "normalise_whitespace", "line": 1}]
+
+
 def test_a_workspace_packet_echoes_the_query_it_read(workspace):
     from pix.query import MAX_QUERY_CHARS
 

@@ -49,6 +49,7 @@ class Candidate:
     start_line: int
     end_line: int
     score: float
+    defines: tuple[tuple[str, int], ...] = ()  # the question's names it defines, and where
 
 
 class FileLines:
