@@ -280,6 +280,14 @@ def test_a_result_says_on_which_line_its_chunk_defines_the_name(repo):
     assert all("definitions" not in r for r in alone)
 
 
+def test_a_file_too_large_to_parse_again_leaves_a_declaration_unplaced(repo, monkeypatch):
+    monkeypatch.setattr(define, "PLACE_FILE_CHARS", len(WORKER) - 1)
+    top = ask(repo, "MAX_RETRIES")["results"][0]
+    assert top["path"] == "src/Worker.java" and "definitions" not in top
+    monkeypatch.setattr(define, "PLACE_FILE_CHARS", len(WORKER))
+    assert "definitions" in ask(repo, "MAX_RETRIES")["results"][0]
+
+
 def test_the_text_header_names_the_definition_as_path_and_line(repo):
     text = render_response(ask(repo, "frobnicate_gizmo"))
     first = text.split("\n", 1)[0]

@@ -55,6 +55,9 @@ CHANNEL = "definition"
 MAX_FILES = 3
 MAX_NAMES = 8
 MAX_ROWS = 200
+# A declaration the chunk's own text cannot place is looked for in its whole file, parsed
+# again at query time (about 3.5 MB/s here): not in a file larger than this (75 ms).
+PLACE_FILE_CHARS = 262_144
 EMBEDDED = 1.0
 UNLIFTED_ROLES = frozenset({"docs"})
 
@@ -284,10 +287,11 @@ def place(
         }
         rest = at.names - lines.keys()
         if rest and at.language is not None:
-            (whole,) = store.conn.execute(define_sql.FILE_TEXT, {"id": chunk_id}).fetchone()
-            within = (at.start_line - 1, at.end_line - 1)
-            rows = definition_rows(whole, at.language, rest, within)
-            lines |= {name: row + 1 for name, row in rows.items()}
+            row = store.conn.execute(define_sql.FILE_TEXT, {"id": chunk_id}).fetchone()
+            if row is not None and len(row[0]) <= PLACE_FILE_CHARS:
+                within = (at.start_line - 1, at.end_line - 1)
+                rows = definition_rows(row[0], at.language, rest, within)
+                lines |= {name: r + 1 for name, r in rows.items()}
         if lines:
             out[chunk_id] = tuple(sorted(lines.items(), key=lambda item: (item[1], item[0])))
     return out
