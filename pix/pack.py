@@ -25,6 +25,7 @@ from pix.query import (
     retrieve,
     unmatched_warnings,
 )
+from pix.retrieve import define
 from pix.schemas import JsonRequest
 
 SCHEMA_VERSION = 1
@@ -82,9 +83,10 @@ def _run_pack(engine: QueryEngine, request: PackRequest, reveal: bool, auto: boo
     with engine.store.read():
         found = retrieve(engine, query, warnings, changed)
         warnings.extend(unmatched_warnings(found.unmatched))
+        hits = define.placed(engine.store, found.hits[: packet.MAX_CANDIDATES])
         candidates = [
             packet.Candidate(i, h.path, h.blob_sha, h.start_line, h.end_line, h.score, h.defines)
-            for i, h in enumerate(found.hits[: packet.MAX_CANDIDATES])
+            for i, h in enumerate(hits)
         ]
         files: dict[str, packet.FileLines] = {}
         shown = {}

@@ -419,7 +419,7 @@ def retrieve(
     if define.enabled(request.channels, r.shape):
         hits, names, weight = define.rank_definitions(
             store, snapshot.id, request.query, r, hits, paths, request.fusion, request.priors,
-            weighs, lines=request.mode == "chunk",
+            weighs,
         )  # fmt: skip
         if weight:  # the phrase step must outrank this channel too
             r = Route(r.shape, {**r.weights, define.CHANNEL: weight})
@@ -485,6 +485,8 @@ def run_query(
         warnings.extend(unmatched_warnings(found.unmatched))
         ranked = ranked_list(engine, request, found)
         selected = ranked[: request.top]
+        if request.mode == "chunk":
+            selected = define.placed(engine.store, selected)
         files = {
             (hit.blob_sha, hit.path): engine.shown(hit.blob_sha, hit.path, reveal)
             for hit in ([] if request.no_content else selected)

@@ -64,6 +64,7 @@ from pix.query import (
     refresh_first,
     retrieve,
 )
+from pix.retrieve import define
 from pix.retrieve.hits import Hit
 from pix.retrieve.search import RRF_K
 from pix.shard_embedder import OnceEmbedder, load_embedder, load_static
@@ -471,6 +472,8 @@ def query_shards(
     files: dict[tuple[str, str, str], object] = {}
     for name, hit, _ in chosen:
         engine = shards.engines[name]
+        if request.mode == "chunk":
+            (hit,) = define.placed(engine.store, [hit])
         if not request.no_content:
             files[(name, hit.blob_sha, hit.path)] = engine.shown(hit.blob_sha, hit.path, reveal)
         one = {(hit.blob_sha, hit.path): files.get((name, hit.blob_sha, hit.path))}

@@ -30,6 +30,7 @@ from pix.pack import (
     project_span,
 )
 from pix.query import check_request
+from pix.retrieve import define
 from pix.shards import (
     SHARD_FAILURES,
     ShardSet,
@@ -62,6 +63,7 @@ def pack_shards(
     counter = Counter(request.unit)
     candidates, files, shown, where = [], {}, {}, {}
     for i, (name, hit, _) in enumerate(merged):
+        (hit,) = define.placed(shards.engines[name].store, [hit])
         key = f"{name}{SEP}{hit.path}"
         where[key] = (name, hit.path)
         candidates.append(

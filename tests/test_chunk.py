@@ -834,13 +834,14 @@ def test_rst_adjacent_underlines_are_not_overlines():
     assert [(c.symbol, c.start_line) for c in chunks] == [("Title A", 1)]
 
 
-# -- where a chunk defines a name (pix.retrieve.define places the query's names with it) ----
+# -- where a file defines a name (pix.retrieve.define places the query's names with it) -----
 
 JAVA_CLASS = """class Pool {
   /** Docs. */
   public void open() {
     x();
   }
+  @Inject
   static final int LIMIT = 3;
   static final int OTHER = 4;
 }
@@ -850,22 +851,64 @@ JAVA_CLASS = """class Pool {
 @pytest.mark.parametrize(
     ("lang", "text", "names", "within", "rows"),
     [
-        # a piece of a class body, indented as it was: decorators and comments sit above
+        # methods of a class: decorators and comments sit above the name
         (
             "python",
-            "    @property\n    def size(self):\n        return 1\n\n    def grow(self):\n"
-            "        self.size_of(grow)\n",
+            "class A:\n    @property\n    def size(self):\n        return 1\n\n"
+            "    def grow(self):\n        self.size_of(grow)\n",
             {"size", "grow"},
             None,
-            {"size": 1, "grow": 4},
+            {"size": 2, "grow": 5},
         ),
-        # a call above the definition does not place it
-        ("python", "def a():\n    b()\n\ndef b():\n    pass\n", {"b"}, None, {"b": 3}),
-        # a Java field read alone is a local variable: it is placed in its file, within the
-        # chunk's rows (OTHER is outside them)
-        ("java", "  static final int LIMIT = 3;\n", {"LIMIT"}, None, {}),
-        ("java", JAVA_CLASS, {"open", "LIMIT", "OTHER"}, (1, 5), {"open": 2, "LIMIT": 5}),
-        ("typescript", "// x\nconst route = () => 1;\n", {"route"}, None, {"route": 1}),
+        # a call above the definition does not place it, nor a nested definition or a
+        # local variable spelled the same
+        (
+            "python",
+            "def a():\n    b()\n    def b():\n        pass\n    b = 1\n\ndef b():\n    pass\n",
+            {"b"},
+            None,
+            {"b": 6},
+        ),
+        (
+            "typescript",
+            "export const stream = (c) => {\n  const stream = new Api(c)\n  return stream\n}\n",
+            {"stream"},
+            None,
+            {"stream": 0},
+        ),
+        # a field's name, not its annotation's line; OTHER lies outside the rows asked
+        ("java", JAVA_CLASS, {"open", "LIMIT", "OTHER"}, (1, 6), {"open": 2, "LIMIT": 6}),
+        # a constructor is spelled as its class: the class comes first
+        (
+            "csharp",
+            "/// Docs.\npublic sealed class Control\n{\n    public Control() { }\n}\n",
+            {"Control"},
+            None,
+            {"Control": 1},
+        ),
+        # each member of an enum and of a constant group on its own line
+        (
+            "typescript",
+            "export enum Status {\n  Waiting,\n  Streaming,\n}\n",
+            {"Waiting", "Streaming"},
+            None,
+            {"Waiting": 1, "Streaming": 2},
+        ),
+        (
+            "go",
+            "package p\n\nconst (\n\tMaxRetry = 3\n\tMaxBackoff = 9\n)\n",
+            {"MaxRetry", "MaxBackoff"},
+            None,
+            {"MaxRetry": 3, "MaxBackoff": 4},
+        ),
+        # a C function's name is in its declarator, below a return type spelled the same
+        (
+            "c",
+            "/* Make. */\nstruct gadget *\ngadget(int v)\n{\n\treturn 0;\n}\n",
+            {"gadget"},
+            None,
+            {"gadget": 2},
+        ),
         (
             "go",
             "func (c *Client) Do(r *Request) error {\n\treturn nil\n}\n",
@@ -873,14 +916,8 @@ JAVA_CLASS = """class Pool {
             None,
             {"Do": 0},
         ),
-        # a C function's name is in its declarator, a line below its return type
-        (
-            "c",
-            "/* Loop. */\nstatic void\nserver_loop(struct client *c)\n{\n\treturn;\n}\n",
-            {"server_loop"},
-            None,
-            {"server_loop": 2},
-        ),
+        # a C++ header stored as C is read with C++'s grammar, as pix index reads it
+        ("c", "class Holder {\n public:\n  int count_;\n};\n", {"Holder"}, None, {"Holder": 0}),
         ("python", "x = 1\n", {"missing"}, None, {}),  # not defined here: not placed
         ("markdown", "# size\n", {"size"}, None, {}),  # no grammar: nothing placed
     ],

@@ -14,11 +14,11 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
-from tree_sitter import Node
+from tree_sitter import Node, Tree
 
 from pix.ingest import definitions as defs
 from pix.ingest import treesitter as ts
-from pix.ingest.declarations import declared
+from pix.ingest.declarations import declared, declared_nodes
 from pix.ingest.languages import language_for, language_for_path
 from pix.ingest.lines import CONTEXT_CHARS, Lines, Piece, merge
 from pix.ingest.paragraphs import block_pieces
@@ -29,6 +29,8 @@ __all__ = [
     "Chunk",
     "chunk_file",
     "definition_rows",
+    "definition_sites",
+    "has_grammar",
     "language_for",
     "language_for_path",
 ]
@@ -67,6 +69,7 @@ class _Unit:
     names: list[str]  # simple names this unit itself defines
     outer: Node  # the whole definition (wrappers included), for ranking split points
     sig: tuple[int, int]  # rows of the signature
+    name_row: int  # the row spelling its (first) name: what a lookup of it cites
     members: list[_Unit] = field(default_factory=list)
 
     def all_names(self) -> list[str]:
@@ -210,6 +213,7 @@ class _CodeChunker:
             names=[n.rsplit(".", 1)[-1] for n in names],
             outer=outer,
             sig=_signature_rows(node, found.name_node),
+            name_row=_name_row(found, names[0].rsplit(".", 1)[-1]),
         )
         if is_class:
             unit.members = self.collect(self.items(node), unit.symbol + ".", True)
@@ -388,18 +392,10 @@ def chunk_file(text: str, path: str, max_chars: int = 1000, min_chars: int = 200
 
 
 def _code_pieces(f: Lines, lang: str, text: str) -> list[Piece] | None:
-    data = text.encode("utf-8", "replace")
-    tree = ts.parse(lang, data)
-    if tree is not None and tree.root_node.has_error and lang == "c":
-        # '.h' is shared with C++ (and Objective-C); a C++ or Objective-C header only parses
-        # cleanly with its own grammar.
-        for other in ("cpp", "objc"):
-            retry = ts.parse(other, data)
-            if retry is not None and not retry.root_node.has_error:
-                tree, lang = retry, other
-                break
-    if tree is None:
+    tree, parsed = _parse_code(lang, text.encode("utf-8", "replace"))
+    if tree is None or parsed is None:
         return None
+    lang = parsed
     chunker = _CodeChunker(f, lang)
     if not _parsed_enough(tree.root_node, f.lines, chunker):
         return None
@@ -417,64 +413,92 @@ def _code_pieces(f: Lines, lang: str, text: str) -> list[Piece] | None:
 def definition_rows(
     text: str, lang: str | None, names: set[str], within: tuple[int, int] | None = None
 ) -> dict[str, int]:
-    """The row (0-based, in `text`) of the line naming each of `names` where `text` defines
-    or declares it, among rows `within` (first, last) if given; names it does not place are
-    left out.
+    """The row (0-based) of the line naming each of `names` where `text`, a whole file,
+    first defines or declares it among rows `within` (first, last) if given; names it does
+    not place are left out (a language no grammar reads places none)."""
+    first, last = within or (0, text.count("\n"))
+    out = {}
+    for name, rows in definition_sites(text, lang).items():
+        inside = [row for row in rows if first <= row <= last]
+        if name in names and inside:
+            out[name] = inside[0]
+    return out
+
+
+def definition_sites(text: str, lang: str | None) -> dict[str, list[int]]:
+    """Every name `text`, a whole file, defines or declares -> the rows (0-based, ascending)
+    of the lines naming it.
 
     A chunk knows the names it defines but not where: small neighbours are merged into one
-    chunk, which is then named for the first, so `frobnicate_gizmo` may be defined 16 lines
-    into a chunk named `process_batch_1`. A chunk's text parses well enough on its own
-    (tree-sitter keeps the definitions around what it cannot place), and every node is asked,
-    as the chunker asks a container's items, whether it defines one. A declaration needs its
-    context (a Java field read alone is a local variable): those are placed in the whole
-    file's text, `within` the chunk's rows.
+    chunk named for the first, so `frobnicate_gizmo` may be defined 16 lines into a chunk
+    named `process_batch_1`. The file is read as `pix index` reads it (the same units, the
+    same declarations), so a row is the one the index meant; a chunk's text alone parses
+    badly wherever it is a piece of a longer definition (a local variable then looks like
+    the definition).
     """
-    if lang not in defs.SPECS or not names:
+    tree, lang = _parse_code(lang, text.encode("utf-8", "replace"))
+    if tree is None or lang is None:
         return {}
-    tree = ts.parse(lang, text.encode("utf-8", "replace"))
-    if tree is None:
-        return {}
-    first, last = within or (0, len(text))
     chunker = _CodeChunker(Lines([], 1, 0), lang)
-    rows: dict[str, int] = {}
-    stack = [tree.root_node]
-    while stack:
-        node = stack.pop()
-        if node.end_point[0] < first or node.start_point[0] > last:
-            continue
-        found = chunker.resolve(node)
-        if isinstance(found, defs.Found):
-            for name in found.names:
-                short = name.rsplit(".", 1)[-1]
-                if short not in names:
-                    continue
-                row = _name_row(found, short)
-                if first <= row <= last and rows.get(short, row + 1) > row:
-                    rows[short] = row
-        stack.extend(node.named_children)
-    for row, name in declared(tree.root_node, lang):
-        if name in names and name not in rows and first <= row <= last:
-            rows[name] = row
-    return rows
+    sites: dict[str, set[int]] = {}
+    units = chunker.collect(chunker.items(tree.root_node), "", False)
+    while units:
+        unit = units.pop()
+        for name in unit.names:
+            sites.setdefault(name, set()).add(unit.name_row)
+        units.extend(unit.members)
+    for node, name in declared_nodes(tree.root_node, lang):
+        sites.setdefault(name, set()).add(_spelled_row(node, name))
+    return {name: sorted(rows) for name, rows in sites.items()}
+
+
+def has_grammar(lang: str | None) -> bool:
+    """Whether a grammar reads `lang`, so that definition_rows can place names in it."""
+    return lang in defs.SPECS
 
 
 def _name_row(found: defs.Found, name: str) -> int:
-    """The row of a definition's name: its name node's, else the first token outside the
-    body spelled as the name (a C function's name is in its declarator, often a line below
-    its return type), else the row the name's signature starts on."""
-    named = found.name_node or found.node.child_by_field_name("name")
-    if named is not None:
-        return named.start_point[0]
+    """The row of a definition's name: its name node's, else the end of its chain of
+    declarators (C and C++: `struct gadget *` above `gadget(int v)`), else the first token
+    outside the body spelled as the name, else the row its signature starts on."""
+    node = found.name_node or found.node.child_by_field_name("name")
+    if node is not None:
+        return node.start_point[0]
+    node = found.node.child_by_field_name("declarator")
+    while node is not None and node.child_by_field_name("declarator") is not None:
+        node = node.child_by_field_name("declarator")
+    if node is not None and ts.clean_name(ts.node_text(node)).rsplit(".", 1)[-1] == name:
+        return node.start_point[0]
     body = found.node.child_by_field_name("body")
-    stack = [c for c in reversed(found.node.children) if c != body]
+    return _spelled_row(found.node, name, body, _signature_rows(found.node, None)[0])
+
+
+def _spelled_row(node: Node, name: str, skip: Node | None = None, default: int = -1) -> int:
+    """The row of the first token under `node` (not under `skip`) spelled as `name`; else
+    `default`, or the node's first row (an annotation above a field is not its name)."""
+    stack = [c for c in reversed(node.children) if c != skip]
     while stack:
-        node = stack.pop()
-        if node.child_count == 0:
-            if ts.node_text(node) == name:
-                return node.start_point[0]
-        else:
-            stack.extend(reversed(node.children))
-    return _signature_rows(found.node, found.name_node)[0]
+        leaf = stack.pop()
+        if leaf.child_count:
+            stack.extend(reversed(leaf.children))
+        elif ts.node_text(leaf) == name:
+            return leaf.start_point[0]
+    return default if default >= 0 else node.start_point[0]
+
+
+def _parse_code(lang: str | None, data: bytes) -> tuple[Tree | None, str | None]:
+    """The syntax tree of a file in `lang` and the language that read it: '.h' is shared with
+    C++ (and Objective-C), and a C++ or Objective-C header only parses cleanly with its own
+    grammar. (None, None) when no grammar reads it."""
+    if lang not in defs.SPECS:
+        return None, None
+    tree = ts.parse(lang, data)
+    if tree is not None and tree.root_node.has_error and lang == "c":
+        for other in ("cpp", "objc"):
+            retry = ts.parse(other, data)
+            if retry is not None and not retry.root_node.has_error:
+                return retry, other
+    return tree, lang
 
 
 def _add_declared(pieces: list[Piece], names: list[tuple[int, str]]) -> None:

@@ -184,16 +184,21 @@ def names_of(node: Node) -> list[str]:
 
 def declared(root: Node, lang: str) -> list[tuple[int, str]]:
     """(row, name) of every declaration outside function bodies, in file order."""
+    return [(node.start_point[0], name) for node, name in declared_nodes(root, lang)]
+
+
+def declared_nodes(root: Node, lang: str) -> list[tuple[Node, str]]:
+    """(declaring node, name) of every declaration outside function bodies, in file order."""
     kinds = DECLARES.get(lang)
     if not kinds:
         return []
     stop = defs.SPECS[lang].funcs | _FUNCTIONS
-    out: list[tuple[int, str]] = []
+    out: list[tuple[Node, str]] = []
     stack = [root]
     while stack:
         node = stack.pop()
         if node.type in kinds:
-            out.extend((node.start_point[0], name) for name in names_of(node))
+            out.extend((node, name) for name in names_of(node))
         stack.extend(
             child
             for child in reversed(node.named_children)

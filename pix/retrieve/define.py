@@ -40,7 +40,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from pix.ingest.chunk import definition_rows
+from pix.ingest.chunk import definition_sites, has_grammar
 from pix.ingest.mask import mask
 from pix.ingest.redact import may_hold_secret
 from pix.ingest.terms import STOPWORDS
@@ -55,8 +55,8 @@ CHANNEL = "definition"
 MAX_FILES = 3
 MAX_NAMES = 8
 MAX_ROWS = 200
-# A declaration the chunk's own text cannot place is looked for in its whole file, parsed
-# again at query time (about 3.5 MB/s here): not in a file larger than this (75 ms).
+# Placing a name parses its file again at query time (about 3.5 MB/s here): not a file
+# larger than this (75 ms).
 PLACE_FILE_CHARS = 262_144
 EMBEDDED = 1.0
 UNLIFTED_ROLES = frozenset({"docs"})
@@ -249,12 +249,10 @@ def rank_definitions(
     fusion: str,
     priors: bool,
     weighed: bool = False,
-    lines: bool = True,
 ) -> tuple[list[Hit], list[dict], float]:
     """The definition step after fusion: the hits reordered, what each name found, and the
     channel's weight (0 when nothing was lifted: a later step's ceiling counts it).
-    `weighed`: the history prior will weigh the list. `lines`: each lifted hit says on which
-    lines it defines the names (`Hit.defines`; a file result shows no lines)."""
+    `weighed`: the history prior will weigh the list."""
     found, reports, alone = defining(store, snapshot_id, query, paths)
     if not found:
         return hits, reports, 0.0
@@ -263,35 +261,33 @@ def rank_definitions(
         key: (at, lift.entry(weight, fusion, len(at.names), names=sorted(at.names)))
         for key, at in found.items()
     }
-    hits = lift.add_channel(hits, CHANNEL, entries, priors)
-    placed = place(store, found) if lines else {}
-    hits = [revised(h, defines=placed[h.chunk_id]) if h.chunk_id in placed else h for h in hits]
-    return hits, reports, weight
+    return lift.add_channel(hits, CHANNEL, entries, priors), reports, weight
 
 
-def place(
-    store: Store, found: dict[tuple[str, int], Definition]
-) -> dict[int, tuple[tuple[str, int], ...]]:
-    """Chunk id -> (name, file line) of each name it defines, in line order: the line that
-    names it, which a chunk's first line often is not (a decorator or comment above it, or a
-    small definition merged into its neighbour's chunk). The chunk's text is read first, the
-    whole file only for what that leaves (pix.ingest.chunk.definition_rows); names that
-    cannot be placed (no grammar reads the chunk's language) are left out."""
-    chunks = {at.chunk_id: at for at in found.values()}
-    texts = store.conn.execute(define_sql.CHUNK_TEXTS, {"ids": json.dumps(sorted(chunks))})
-    out = {}
-    for chunk_id, text in texts:
-        at = chunks[chunk_id]
-        lines = {
-            n: at.start_line + r for n, r in definition_rows(text, at.language, at.names).items()
-        }
-        rest = at.names - lines.keys()
-        if rest and at.language is not None:
-            row = store.conn.execute(define_sql.FILE_TEXT, {"id": chunk_id}).fetchone()
-            if row is not None and len(row[0]) <= PLACE_FILE_CHARS:
-                within = (at.start_line - 1, at.end_line - 1)
-                rows = definition_rows(row[0], at.language, rest, within)
-                lines |= {name: r + 1 for name, r in rows.items()}
-        if lines:
-            out[chunk_id] = tuple(sorted(lines.items(), key=lambda item: (item[1], item[0])))
+def placed(store: Store, hits: list[Hit]) -> list[Hit]:
+    """The hits, each the step lifted saying where it defines the names (`Hit.defines`:
+    (name, file line) in line order, the line that names it). A chunk's first line often is
+    not: a decorator or comment above the name, or a neighbour's definition (small ones are
+    merged into one chunk). Each file is parsed again once (pix.ingest.chunk.definition_sites),
+    so only the hits an answer shows are placed, and none in a file over PLACE_FILE_CHARS or
+    in a language no grammar reads."""
+    sites: dict[tuple[str, str], dict[str, list[int]]] = {}
+    out = []
+    for hit in hits:
+        names = hit.channels.get(CHANNEL, {}).get("names", ())
+        if not names or not has_grammar(hit.language):
+            out.append(hit)
+            continue
+        key = (hit.blob_sha, hit.language)
+        if key not in sites:
+            row = store.conn.execute(define_sql.FILE_TEXT, {"id": hit.chunk_id}).fetchone()
+            fits = row is not None and len(row[0]) <= PLACE_FILE_CHARS
+            sites[key] = definition_sites(row[0], hit.language) if fits else {}
+        lines = []
+        for name in names:  # its first site at or below the chunk's first line, if inside it
+            line = next((r + 1 for r in sites[key].get(name, ()) if r + 1 >= hit.start_line), 0)
+            if line <= hit.end_line and line:
+                lines.append((line, name))
+        lines.sort()
+        out.append(revised(hit, defines=tuple((n, line) for line, n in lines)) if lines else hit)
     return out

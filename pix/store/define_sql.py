@@ -25,12 +25,7 @@ ORDER BY f.path, c.start_line, c.id
 LIMIT :limit
 """
 
-# The texts of the chunks :ids (a JSON array), to place each name's definition in its chunk.
-CHUNK_TEXTS = """
-SELECT id, text FROM chunk_text WHERE id IN (SELECT value FROM json_each(:ids))
-"""
-
-# The whole text of the file chunk :id is cut from: a declaration is placed in its context.
+# The whole text of the file chunk :id is cut from: names are placed in it as `pix index` read it.
 FILE_TEXT = """
 SELECT t.text FROM chunk c JOIN blob_text t ON t.id = c.blob_id WHERE c.id = :id
 """
