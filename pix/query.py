@@ -485,7 +485,7 @@ def run_query(
         warnings.extend(unmatched_warnings(found.unmatched))
         ranked = ranked_list(engine, request, found)
         selected = ranked[: request.top]
-        if request.mode == "chunk":
+        if request.mode == "chunk" and request.view != "minimal":  # the views that show them
             selected = define.placed(engine.store, selected)
         files = {
             (hit.blob_sha, hit.path): engine.shown(hit.blob_sha, hit.path, reveal)

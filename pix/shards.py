@@ -470,10 +470,10 @@ def query_shards(
     top_score = chosen[0][1].score if chosen else 0.0
     results: list[Result] = []
     files: dict[tuple[str, str, str], object] = {}
+    if request.mode == "chunk" and request.view != "minimal":
+        chosen = define.placed_each(chosen, lambda name: shards.engines[name].store)
     for name, hit, _ in chosen:
         engine = shards.engines[name]
-        if request.mode == "chunk":
-            (hit,) = define.placed(engine.store, [hit])
         if not request.no_content:
             files[(name, hit.blob_sha, hit.path)] = engine.shown(hit.blob_sha, hit.path, reveal)
         one = {(hit.blob_sha, hit.path): files.get((name, hit.blob_sha, hit.path))}

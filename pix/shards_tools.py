@@ -62,8 +62,8 @@ def pack_shards(
     merged = merge(answers, [s.name for s in selected], packet.MAX_CANDIDATES)
     counter = Counter(request.unit)
     candidates, files, shown, where = [], {}, {}, {}
+    merged = define.placed_each(merged, lambda name: shards.engines[name].store)
     for i, (name, hit, _) in enumerate(merged):
-        (hit,) = define.placed(shards.engines[name].store, [hit])
         key = f"{name}{SEP}{hit.path}"
         where[key] = (name, hit.path)
         candidates.append(

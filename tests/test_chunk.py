@@ -918,6 +918,32 @@ JAVA_CLASS = """class Pool {
         ),
         # a C++ header stored as C is read with C++'s grammar, as pix index reads it
         ("c", "class Holder {\n public:\n  int count_;\n};\n", {"Holder"}, None, {"Holder": 0}),
+        # an annotation spelling the name in a string is not where it is declared
+        (
+            "java",
+            'class User {\n  @JsonProperty("displayName")\n  private String displayName;\n}\n',
+            {"displayName"},
+            None,
+            {"displayName": 2},
+        ),
+        (
+            "swift",
+            'struct Options {\n  @Option(name: .customLong("retry_count"))\n'
+            "  var retry_count: Int\n}\n",
+            {"retry_count"},
+            None,
+            {"retry_count": 2},
+        ),
+        # pix index cuts a file too deep for the grammar into blank-line blocks: no place
+        (
+            "ruby",
+            "def target_fn\n  1\nend\n\nif a == 0\n  0\n"
+            + "".join(f"elsif a == {i}\n  {i}\n" for i in range(1, 3000))
+            + "end\n",
+            {"target_fn"},
+            None,
+            {},
+        ),
         ("python", "x = 1\n", {"missing"}, None, {}),  # not defined here: not placed
         ("markdown", "# size\n", {"size"}, None, {}),  # no grammar: nothing placed
     ],

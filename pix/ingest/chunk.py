@@ -439,16 +439,26 @@ def definition_sites(text: str, lang: str | None) -> dict[str, list[int]]:
     tree, lang = _parse_code(lang, text.encode("utf-8", "replace"))
     if tree is None or lang is None:
         return {}
-    chunker = _CodeChunker(Lines([], 1, 0), lang)
+    lines = text.split("\n")
+    chunker = _CodeChunker(Lines(lines, 1, 0), lang)
+    try:
+        if not _parsed_enough(tree.root_node, lines, chunker):
+            return {}  # pix index cut it into blank-line blocks, which place nothing
+        units = chunker.collect(chunker.items(tree.root_node), "", False)
+        declarations = declared_nodes(tree.root_node, lang)
+    except RecursionError:  # as in _code_pieces: a thousand nested `elsif`s
+        return {}
     sites: dict[str, set[int]] = {}
-    units = chunker.collect(chunker.items(tree.root_node), "", False)
     while units:
         unit = units.pop()
         for name in unit.names:
             sites.setdefault(name, set()).add(unit.name_row)
         units.extend(unit.members)
-    for node, name in declared_nodes(tree.root_node, lang):
-        sites.setdefault(name, set()).add(_spelled_row(node, name))
+    spelled: dict[int, dict[str, int]] = {}  # one walk per declaring node (an enum's body)
+    for node, name in declarations:
+        if node.id not in spelled:
+            spelled[node.id] = _spellings(node)
+        sites.setdefault(name, set()).add(spelled[node.id].get(name, node.start_point[0]))
     return {name: sorted(rows) for name, rows in sites.items()}
 
 
@@ -470,20 +480,34 @@ def _name_row(found: defs.Found, name: str) -> int:
     if node is not None and ts.clean_name(ts.node_text(node)).rsplit(".", 1)[-1] == name:
         return node.start_point[0]
     body = found.node.child_by_field_name("body")
-    return _spelled_row(found.node, name, body, _signature_rows(found.node, None)[0])
+    return _spellings(found.node, body).get(name, _signature_rows(found.node, None)[0])
 
 
-def _spelled_row(node: Node, name: str, skip: Node | None = None, default: int = -1) -> int:
-    """The row of the first token under `node` (not under `skip`) spelled as `name`; else
-    `default`, or the node's first row (an annotation above a field is not its name)."""
-    stack = [c for c in reversed(node.children) if c != skip]
+# Tokens under these are never a declaration's name: `@Option(name: "retry_count")` above a
+# field spells its name in a string, `@Inject` a type.
+_NOT_NAMES = frozenset(
+    """annotation marker_annotation attribute attribute_list attribute_item
+    inner_attribute_item decorator""".split()
+)
+
+
+def _spellings(node: Node, skip: Node | None = None) -> dict[str, int]:
+    """Each token under `node` (not under `skip`, an annotation, attribute or decorator) ->
+    the row it is first spelled on; a token inside a string only where no other token spells
+    it (Perl's `has 'name'` declares a string)."""
+    plain: dict[str, int] = {}
+    quoted: dict[str, int] = {}
+    stack = [(child, False) for child in reversed(node.children) if child != skip]
     while stack:
-        leaf = stack.pop()
-        if leaf.child_count:
-            stack.extend(reversed(leaf.children))
-        elif ts.node_text(leaf) == name:
-            return leaf.start_point[0]
-    return default if default >= 0 else node.start_point[0]
+        child, in_string = stack.pop()
+        if child.type in _NOT_NAMES:
+            continue
+        in_string = in_string or "string" in child.type
+        if child.child_count:
+            stack.extend((grandchild, in_string) for grandchild in reversed(child.children))
+        else:
+            (quoted if in_string else plain).setdefault(ts.node_text(child), child.start_point[0])
+    return quoted | plain
 
 
 def _parse_code(lang: str | None, data: bytes) -> tuple[Tree | None, str | None]:

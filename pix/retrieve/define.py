@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pix.ingest.chunk import definition_sites, has_grammar
@@ -56,7 +57,7 @@ MAX_FILES = 3
 MAX_NAMES = 8
 MAX_ROWS = 200
 # Placing a name parses its file again at query time (about 3.5 MB/s here): not a file
-# larger than this (75 ms).
+# larger than this, in characters (about 75 ms).
 PLACE_FILE_CHARS = 262_144
 EMBEDDED = 1.0
 UNLIFTED_ROLES = frozenset({"docs"})
@@ -291,3 +292,13 @@ def placed(store: Store, hits: list[Hit]) -> list[Hit]:
         lines.sort()
         out.append(revised(hit, defines=tuple((n, line) for line, n in lines)) if lines else hit)
     return out
+
+
+def placed_each(chosen: list[tuple], store_of: Callable[[str], Store]) -> list[tuple]:
+    """A workspace's `chosen` (repository, hit, ...) with each repository's hits `placed`
+    in one call, so that each file is parsed once; `store_of` names a repository's store."""
+    by_repo: dict[str, list[Hit]] = {}
+    for repo, hit, *_ in chosen:
+        by_repo.setdefault(repo, []).append(hit)
+    done = {repo: iter(placed(store_of(repo), hits)) for repo, hits in by_repo.items()}
+    return [(repo, next(done[repo]), *rest) for repo, _, *rest in chosen]
