@@ -934,6 +934,15 @@ JAVA_CLASS = """class Pool {
             None,
             {"retry_count": 2},
         ),
+        # Perl's `has` declares a string; a later use of the name is not its place
+        (
+            "perl",
+            "package Foo;\nuse Moo;\n\nhas 'max_size' => (\n  is => 'rw',\n"
+            "  trigger => sub { $_[0]->max_size },\n);\n1;\n",
+            {"max_size"},
+            None,
+            {"max_size": 3},
+        ),
         # pix index cuts a file too deep for the grammar into blank-line blocks: no place
         (
             "ruby",

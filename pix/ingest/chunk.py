@@ -12,6 +12,7 @@ neighbours are merged afterwards so the index is not flooded with one-line chunk
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from tree_sitter import Node, Tree
@@ -69,7 +70,7 @@ class _Unit:
     names: list[str]  # simple names this unit itself defines
     outer: Node  # the whole definition (wrappers included), for ranking split points
     sig: tuple[int, int]  # rows of the signature
-    name_row: int  # the row spelling its (first) name: what a lookup of it cites
+    found: defs.Found  # what resolve found: where its name is, when a lookup asks
     members: list[_Unit] = field(default_factory=list)
 
     def all_names(self) -> list[str]:
@@ -213,7 +214,7 @@ class _CodeChunker:
             names=[n.rsplit(".", 1)[-1] for n in names],
             outer=outer,
             sig=_signature_rows(node, found.name_node),
-            name_row=_name_row(found, names[0].rsplit(".", 1)[-1]),
+            found=found,
         )
         if is_class:
             unit.members = self.collect(self.items(node), unit.symbol + ".", True)
@@ -451,8 +452,9 @@ def definition_sites(text: str, lang: str | None) -> dict[str, list[int]]:
     sites: dict[str, set[int]] = {}
     while units:
         unit = units.pop()
+        row = _name_row(unit.found, unit.names[0])
         for name in unit.names:
-            sites.setdefault(name, set()).add(unit.name_row)
+            sites.setdefault(name, set()).add(row)
         units.extend(unit.members)
     spelled: dict[int, dict[str, int]] = {}  # one walk per declaring node (an enum's body)
     for node, name in declarations:
@@ -479,11 +481,11 @@ def _name_row(found: defs.Found, name: str) -> int:
         node = node.child_by_field_name("declarator")
     if node is not None and ts.clean_name(ts.node_text(node)).rsplit(".", 1)[-1] == name:
         return node.start_point[0]
-    body = found.node.child_by_field_name("body")
-    return _spellings(found.node, body).get(name, _signature_rows(found.node, None)[0])
+    row = _first_spelled(found.node, name, found.node.child_by_field_name("body"))
+    return row if row is not None else _signature_rows(found.node, None)[0]
 
 
-# Tokens under these are never a declaration's name: `@Option(name: "retry_count")` above a
+# Tokens under these never name what they annotate: `@Option(name: "retry_count")` above a
 # field spells its name in a string, `@Inject` a type.
 _NOT_NAMES = frozenset(
     """annotation marker_annotation attribute attribute_list attribute_item
@@ -491,23 +493,32 @@ _NOT_NAMES = frozenset(
 )
 
 
-def _spellings(node: Node, skip: Node | None = None) -> dict[str, int]:
-    """Each token under `node` (not under `skip`, an annotation, attribute or decorator) ->
-    the row it is first spelled on; a token inside a string only where no other token spells
-    it (Perl's `has 'name'` declares a string)."""
-    plain: dict[str, int] = {}
-    quoted: dict[str, int] = {}
-    stack = [(child, False) for child in reversed(node.children) if child != skip]
+def _tokens(node: Node, skip: Node | None = None) -> Iterator[Node]:
+    """The tokens under `node` in source order, none under `skip` or under an annotation,
+    attribute or decorator."""
+    stack = [child for child in reversed(node.children) if child != skip]
     while stack:
-        child, in_string = stack.pop()
+        child = stack.pop()
         if child.type in _NOT_NAMES:
             continue
-        in_string = in_string or "string" in child.type
         if child.child_count:
-            stack.extend((grandchild, in_string) for grandchild in reversed(child.children))
+            stack.extend(reversed(child.children))
         else:
-            (quoted if in_string else plain).setdefault(ts.node_text(child), child.start_point[0])
-    return quoted | plain
+            yield child
+
+
+def _first_spelled(node: Node, name: str, skip: Node | None = None) -> int | None:
+    """The row of the first token under `node` (not under `skip`) spelled as `name`."""
+    return next((t.start_point[0] for t in _tokens(node, skip) if ts.node_text(t) == name), None)
+
+
+def _spellings(node: Node) -> dict[str, int]:
+    """Each token under `node` -> the row it is first spelled on (one walk for all the names
+    a node declares: an enum's members)."""
+    rows: dict[str, int] = {}
+    for token in _tokens(node):
+        rows.setdefault(ts.node_text(token), token.start_point[0])
+    return rows
 
 
 def _parse_code(lang: str | None, data: bytes) -> tuple[Tree | None, str | None]:

@@ -276,7 +276,8 @@ def placed(store: Store, hits: list[Hit]) -> list[Hit]:
     out = []
     for hit in hits:
         names = hit.channels.get(CHANNEL, {}).get("names", ())
-        if not names or not has_grammar(hit.language):
+        # A block is what pix index cut from a file its grammar did not read well enough.
+        if not names or hit.kind == "block" or not has_grammar(hit.language):
             out.append(hit)
             continue
         key = (hit.blob_sha, hit.language)
