@@ -83,7 +83,7 @@ def _run_pack(engine: QueryEngine, request: PackRequest, reveal: bool, auto: boo
     with engine.store.read():
         found = retrieve(engine, query, warnings, changed)
         warnings.extend(unmatched_warnings(found.unmatched))
-        hits = define.placed(engine.store, found.hits[: packet.MAX_CANDIDATES])
+        hits = define.placed(found.hits[: packet.MAX_CANDIDATES], engine)
         candidates = [
             packet.Candidate(i, h.path, h.blob_sha, h.start_line, h.end_line, h.score, h.defines)
             for i, h in enumerate(hits)
@@ -203,7 +203,13 @@ def project_span(
     held = chosen.chunks.get((span.path, span.start_line, span.end_line), [])
     lines = files[span.path].lines[span.start_line - 1 : span.end_line]
     cite = citation(path, span.blob, (span.start_line, span.end_line), snapshot)
-    out = {
+    # A span cut to fit may have lost a definition its chunk placed.
+    defined = sorted(
+        (line, name)
+        for name, line in {d for c in held for d in c.defines}
+        if span.start_line <= line <= span.end_line
+    )
+    return {
         "path": path,
         "startLine": span.start_line,
         "endLine": span.end_line,
@@ -211,20 +217,11 @@ def project_span(
         "cut": span.cut,
         "score": round(max((c.score for c in held), default=0.0), 6),
         "chunks": len(held),
+        **({"definitions": [{"name": n, "line": line} for line, n in defined]} if defined else {}),
+        "units": counter.text(packet.block(span, lines)),
+        "citation": cite,
+        "text": "".join(line + "\n" for line in lines),
     }
-    # A span cut to fit may have lost a definition its chunk placed.
-    defined = {
-        (line, name)
-        for c in held
-        for name, line in c.defines
-        if span.start_line <= line <= span.end_line
-    }
-    if defined:
-        out["definitions"] = [{"name": name, "line": line} for line, name in sorted(defined)]
-    out["units"] = counter.text(packet.block(span, lines))
-    out["citation"] = cite
-    out["text"] = "".join(line + "\n" for line in lines)
-    return out
 
 
 def pack(

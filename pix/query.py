@@ -486,7 +486,7 @@ def run_query(
         ranked = ranked_list(engine, request, found)
         selected = ranked[: request.top]
         if request.mode == "chunk" and request.view != "minimal":  # the views that show them
-            selected = define.placed(engine.store, selected)
+            selected = define.placed(selected, engine)
         files = {
             (hit.blob_sha, hit.path): engine.shown(hit.blob_sha, hit.path, reveal)
             for hit in ([] if request.no_content else selected)

@@ -471,7 +471,7 @@ def query_shards(
     results: list[Result] = []
     files: dict[tuple[str, str, str], object] = {}
     if request.mode == "chunk" and request.view != "minimal":
-        chosen = define.placed_each(chosen, lambda name: shards.engines[name].store)
+        chosen = define.placed_each(chosen, shards.engines)
     for name, hit, _ in chosen:
         engine = shards.engines[name]
         if not request.no_content:

@@ -62,7 +62,7 @@ def pack_shards(
     merged = merge(answers, [s.name for s in selected], packet.MAX_CANDIDATES)
     counter = Counter(request.unit)
     candidates, files, shown, where = [], {}, {}, {}
-    merged = define.placed_each(merged, lambda name: shards.engines[name].store)
+    merged = define.placed_each(merged, shards.engines)
     for i, (name, hit, _) in enumerate(merged):
         key = f"{name}{SEP}{hit.path}"
         where[key] = (name, hit.path)

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from pix.ingest import treesitter
-from pix.ingest.chunk import Chunk, chunk_file, definition_rows, language_for_path
+from pix.ingest.chunk import Chunk, chunk_file, definition_sites, language_for_path
 
 
 def installed_file(distribution: str, suffix: str) -> Path:
@@ -959,3 +959,12 @@ JAVA_CLASS = """class Pool {
 )
 def test_definition_rows_place_each_name_on_the_line_naming_it(lang, text, names, within, rows):
     assert definition_rows(text, lang, names, within) == rows
+
+
+def definition_rows(text, lang, names, within):
+    """Each of `names`' first site among rows `within` (all rows if None), as
+    pix.retrieve.define places a chunk's names."""
+    first, last = within or (0, text.count("\n"))
+    sites = definition_sites(text, lang)
+    inside = {n: [r for r in sites.get(n, ()) if first <= r <= last] for n in names}
+    return {n: rows[0] for n, rows in inside.items() if rows}

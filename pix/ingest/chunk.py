@@ -29,7 +29,6 @@ __all__ = [
     "CHUNKER_VERSION",
     "Chunk",
     "chunk_file",
-    "definition_rows",
     "definition_sites",
     "has_grammar",
     "language_for",
@@ -411,21 +410,6 @@ def _code_pieces(f: Lines, lang: str, text: str) -> list[Piece] | None:
     return pieces
 
 
-def definition_rows(
-    text: str, lang: str | None, names: set[str], within: tuple[int, int] | None = None
-) -> dict[str, int]:
-    """The row (0-based) of the line naming each of `names` where `text`, a whole file,
-    first defines or declares it among rows `within` (first, last) if given; names it does
-    not place are left out (a language no grammar reads places none)."""
-    first, last = within or (0, text.count("\n"))
-    out = {}
-    for name, rows in definition_sites(text, lang).items():
-        inside = [row for row in rows if first <= row <= last]
-        if name in names and inside:
-            out[name] = inside[0]
-    return out
-
-
 def definition_sites(text: str, lang: str | None) -> dict[str, list[int]]:
     """Every name `text`, a whole file, defines or declares -> the rows (0-based, ascending)
     of the lines naming it.
@@ -465,7 +449,7 @@ def definition_sites(text: str, lang: str | None) -> dict[str, list[int]]:
 
 
 def has_grammar(lang: str | None) -> bool:
-    """Whether a grammar reads `lang`, so that definition_rows can place names in it."""
+    """Whether a grammar reads `lang`, so that definition_sites can place names in it."""
     return lang in defs.SPECS
 
 

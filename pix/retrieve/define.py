@@ -38,13 +38,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from pix.ingest.chunk import definition_sites, has_grammar
 from pix.ingest.mask import mask
 from pix.ingest.redact import may_hold_secret
 from pix.ingest.terms import STOPWORDS
+from pix.output.shown import ShownFile
 from pix.retrieve import lift
 from pix.retrieve.component import normal_name
 from pix.retrieve.hits import Hit, revised
@@ -265,14 +267,21 @@ def rank_definitions(
     return lift.add_channel(hits, CHANNEL, entries, priors), reports, weight
 
 
-def placed(store: Store, hits: list[Hit]) -> list[Hit]:
+class Shows(Protocol):
+    """What reads a file as answers show it (pix.query.QueryEngine, which keeps it for the
+    answer that shows it next)."""
+
+    def shown(self, blob: str, path: str) -> ShownFile: ...
+
+
+def placed(hits: list[Hit], engine: Shows) -> list[Hit]:
     """The hits, each the step lifted saying where it defines the names (`Hit.defines`:
     (name, file line) in line order, the line that names it). A chunk's first line often is
     not: a decorator or comment above the name, or a neighbour's definition (small ones are
     merged into one chunk). Each file is parsed again once (pix.ingest.chunk.definition_sites),
     so only the hits an answer shows are placed, and none in a file over PLACE_FILE_CHARS or
     in a language no grammar reads."""
-    sites: dict[tuple[str, str], dict[str, list[int]]] = {}
+    sites: dict[str, dict[str, list[int]]] = {}  # blob -> its definition sites
     out = []
     for hit in hits:
         names = hit.channels.get(CHANNEL, {}).get("names", ())
@@ -280,26 +289,26 @@ def placed(store: Store, hits: list[Hit]) -> list[Hit]:
         if not names or hit.kind == "block" or not has_grammar(hit.language):
             out.append(hit)
             continue
-        key = (hit.blob_sha, hit.language)
-        if key not in sites:
-            row = store.conn.execute(define_sql.FILE_TEXT, {"id": hit.chunk_id}).fetchone()
-            fits = row is not None and len(row[0]) <= PLACE_FILE_CHARS
-            sites[key] = definition_sites(row[0], hit.language) if fits else {}
+        if hit.blob_sha not in sites:
+            text = engine.shown(hit.blob_sha, hit.path).whole()
+            fits = len(text) <= PLACE_FILE_CHARS
+            sites[hit.blob_sha] = definition_sites(text, hit.language) if fits else {}
         lines = []
         for name in names:  # its first site at or below the chunk's first line, if inside it
-            line = next((r + 1 for r in sites[key].get(name, ()) if r + 1 >= hit.start_line), 0)
-            if line <= hit.end_line and line:
+            rows = sites[hit.blob_sha].get(name, ())
+            line = next((r + 1 for r in rows if r + 1 >= hit.start_line), 0)
+            if line and line <= hit.end_line:
                 lines.append((line, name))
         lines.sort()
         out.append(revised(hit, defines=tuple((n, line) for line, n in lines)) if lines else hit)
     return out
 
 
-def placed_each(chosen: list[tuple], store_of: Callable[[str], Store]) -> list[tuple]:
+def placed_each(chosen: list[tuple], engines: Mapping[str, Shows]) -> list[tuple]:
     """A workspace's `chosen` (repository, hit, ...) with each repository's hits `placed`
-    in one call, so that each file is parsed once; `store_of` names a repository's store."""
+    in one call, so that each file is parsed once."""
     by_repo: dict[str, list[Hit]] = {}
     for repo, hit, *_ in chosen:
         by_repo.setdefault(repo, []).append(hit)
-    done = {repo: iter(placed(store_of(repo), hits)) for repo, hits in by_repo.items()}
+    done = {repo: iter(placed(hits, engines[repo])) for repo, hits in by_repo.items()}
     return [(repo, next(done[repo]), *rest) for repo, _, *rest in chosen]

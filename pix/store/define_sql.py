@@ -24,8 +24,3 @@ WHERE s.term IN (SELECT lower(value) FROM json_each(:names))
 ORDER BY f.path, c.start_line, c.id
 LIMIT :limit
 """
-
-# The whole text of the file chunk :id is cut from: names are placed in it as `pix index` read it.
-FILE_TEXT = """
-SELECT t.text FROM chunk c JOIN blob_text t ON t.id = c.blob_id WHERE c.id = :id
-"""
