@@ -38,6 +38,8 @@ REPOS: dict[str, tuple[str, str]] = {
         "fddac901ccdbdb06be90536822936ea765dd9218",
     ),
     "fortran": ("fortran-lang/fpm", "80b06defc4cad13dc26505d6aa12c07575446214"),
+    # The gitsigns development set's pinned commit: Lua's declared names (CHUNKER_VERSION 5).
+    "lua": ("lewis6991/gitsigns.nvim", "31d6fb2d618bca1482b9f274751ead5f03461408"),
 }
 DEFINITION_KINDS = frozenset({"function", "method", "class"})
 MAX_BYTES = 1_000_000  # pix skips files this large (pix.ingest.scan)

@@ -88,8 +88,11 @@ CASES: dict[str, tuple[str, list[str]]] = {
     ),
     "lua": (
         "local BLAME_THRESHOLD_LEN = 16\nlocal M = {}\nM.debounce = 100\n"
-        "local function f()\n  local loc = 1\nend\nM.g = function() end\n",
-        ["BLAME_THRESHOLD_LEN", "M", "debounce"],
+        "local function f()\n  local loc = 1\nend\nM.g = function() end\n"
+        # locals of a callback, the way gitsigns passes them to the scheduler
+        "M.run = async.create(function(bufnr)\n  local loc = bufnr\nend)\n"
+        "vim.schedule(function()\n  local loc = 2\n  loc = 3\nend)\n",
+        ["BLAME_THRESHOLD_LEN", "M", "debounce", "run"],
     ),
     "shell": (
         "COMP_CONFIGURE_HINTS=1\nexport BASH_COMPLETION_VERSINFO=2\n"

@@ -41,8 +41,9 @@ __all__ = [
 # 2: grammars for Perl, PowerShell, F#, Solidity and Fortran, C#/F# documentation as words;
 # 3: a definition cut from a long documentation comment is named by the piece with its name;
 # definitions under a condition (Python `try`/`if`, Ruby `begin`/`if`, shell, PHP and Elixir
-# `if`, Lua `do`); 4: C's `extern` declarations declare nothing (pix.ingest.declarations).
-CHUNKER_VERSION = 4
+# `if`, Lua `do`); 4: C's `extern` declarations declare nothing (pix.ingest.declarations);
+# 5: nor do the locals of a Lua callback (`vim.schedule(function() local x ... end)`).
+CHUNKER_VERSION = 5
 
 _MAX_DEPTH = 8  # deeper nesting is treated like plain lines when ranking split points
 

@@ -60,9 +60,10 @@ DECLARES: dict[str, frozenset[str]] = {
 }
 
 # Where a declaration's names stop being the file's: function bodies and function values
-# (the grammars' function units, plus closures and initializer blocks).
+# (the grammars' function units, plus closures and initializer blocks; Lua's anonymous
+# `function() ... end` is a `function_definition`, every other grammar's is a unit already).
 _FUNCTIONS = _s(
-    "arrow_function function_expression function generator_function"
+    "arrow_function function_expression function function_definition generator_function"
     " func_literal lambda lambda_expression lambda_literal closure_expression anonymous_function"
     " anonymous_function_definition static_initializer anonymous_initializer function_body"
     " block_argument do_block"
