@@ -537,6 +537,15 @@ def test_corrupt_database_refused_untouched(make_repo, tmp_path):
         index_repository(str(repo), db=str(bad), embed=False)
 
 
+def test_a_folder_given_as_the_database_is_bad_input(make_repo, tmp_path):
+    repo = make_repo({"a.py": "x = 1\n"})
+    for command in (("index", str(repo)), ("query", "x", "--cwd", str(repo))):
+        code, out, err = pix(*command, "--db", str(tmp_path))
+        assert code == 2 and out == "" and err.count("\n") == 1, (command, err)
+        assert f"{tmp_path} is a directory, not a pix database" in err
+    assert list(tmp_path.iterdir()) == [repo]  # nothing written into the folder
+
+
 def test_newer_or_foreign_database_refused_untouched(make_repo, index, tmp_path):
     repo = make_repo({"a.py": "x = 1\n"})
     index(repo, embed=False)
