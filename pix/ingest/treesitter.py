@@ -84,8 +84,16 @@ def parse(lang: str, data: bytes) -> Tree | None:
 
 
 def end_row(node: Node) -> int:
-    """Last row holding text of `node` (a node ending with its newline ends at column 0)."""
-    row, col = node.end_point
+    """Last row holding text of `node` (a node ending with its newline ends at column 0).
+
+    Its last descendant says where, not its own end: Scala's indentation-based blocks end
+    where the next line's indentation does (the grammar's scanner reads it to close the
+    block), so a `def` ended on the row of the `class` after it, whose name line then fell
+    into the def's chunk."""
+    last = node
+    while last.child_count:
+        last = last.child(last.child_count - 1)
+    row, col = last.end_point
     return row - 1 if col == 0 and row > node.start_point[0] else row
 
 
