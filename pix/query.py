@@ -13,7 +13,7 @@ from typing import ClassVar
 import apsw
 import numpy as np
 
-from pix.errors import PixError, UsageError
+from pix.errors import NotIndexedError, PixError, UsageError
 from pix.index import index_repository, locate
 from pix.ingest import redact, scan
 from pix.ingest.embed import check_identity, model_identity, quantize
@@ -337,16 +337,36 @@ def refresh_first(
         )
         return None, changed or None
     target = engine.target
+    embed = fully_embedded(engine)
     engine.store.close()
     # No quick_check on every refresh: the engine checks when SQL fails (answer).
     report = index_repository(
-        str(target.root), str(target.db), embedder=engine.embedder(), check=False
+        str(target.root),
+        str(target.db),
+        embed=embed,
+        embedder=engine.embedder() if embed else None,
+        check=False,
     )
     engine.reopen()
     refreshed: dict = {"files": report.files, "newBlobs": report.new_blobs}
     if changed:
         refreshed.update(changed=len(changed), changedPaths=changed[:CHANGED_PATHS_SHOWN])
     return refreshed, []
+
+
+def fully_embedded(engine: QueryEngine) -> bool:
+    """Whether every chunk of the work tree's snapshot has its transformer vector. A refresh
+    keeps such an index whole (it embeds the changed files' chunks: a second or so); on one
+    whose transformer work is unfinished (`--static-only`, interrupted) it gives the changed
+    files their static vectors only. Embedding the rest is `pix index`'s work, which had taken
+    a refresh 90 s on tmux, an MCP server's first query 39 s on just (audit)."""
+    with engine.store.read():
+        try:
+            snapshot = select_snapshot(engine.store, engine.target, None)
+        except NotIndexedError:  # no work-tree snapshot yet: the refresh makes the first one
+            return False
+        chunks, embedded, _ = engine.snapshot_counts(snapshot.id)
+    return embedded >= chunks
 
 
 def other_tree(engine: QueryEngine) -> str | None:

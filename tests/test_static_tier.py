@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import anyio
-from conftest import AREA, GEOMETRY, GIT_ENV, GREETING, MAILER, TABLES, WEATHER, new_repo
+from conftest import AREA, GEOMETRY, GIT_ENV, GREETING, MAILER, TABLES, WEATHER, new_repo, write
 from mcp import Client, StdioServerParameters
 
 from pix.index import index_repository
@@ -121,6 +121,36 @@ def test_static_vectors_of_another_table_are_made_again(tmp_path):
     finally:
         store.close()
     assert after == before  # the same table makes the same vectors
+
+
+def test_a_refresh_leaves_the_transformer_backlog_to_pix_index(tmp_path, embedder):
+    """A refresh re-reads the changed files; on an index the transformer has not finished it
+    gives them static vectors and embeds nothing (the backlog is `pix index`'s: a refresh
+    took 90 s on tmux), while a finished index stays finished."""
+    repo = new_repo(tmp_path / "repo", FILES)
+    index_repository(str(repo), embed=False)
+    write(repo, {"mail.py": MAILER + "\n\ndef unsubscribe(address):\n    return address\n"})
+    answer = query(QueryRequest("unsubscribe", top=1, refresh=True), cwd=str(repo))
+    assert answer["refreshed"]["newBlobs"] == 1
+    assert "def unsubscribe" in answer["results"][0]["text"]
+    chunks, transformer, static = counts(repo / ".pix.db")
+    assert transformer == 0 and static == chunks
+
+    index_repository(str(repo), embedder=embedder)  # the transformer finishes
+    write(repo, {"mail.py": MAILER + "\n\ndef resubscribe(address):\n    return address\n"})
+    answer = query(QueryRequest("resubscribe", top=1, refresh=True), cwd=str(repo))
+    assert answer["refreshed"]["newBlobs"] == 1 and answer["warnings"] == []
+    with open_store(repo / ".pix.db", create=False) as store:
+        assert store.conn.execute(PENDING_IN_NEWEST).fetchone()[0] == 0
+
+
+# Chunks of the newest snapshot without a transformer vector.
+PENDING_IN_NEWEST = """
+SELECT count(*) FROM chunk c JOIN blob b ON b.id = c.blob_id
+JOIN snapshot_file f ON f.blob_sha = b.sha
+WHERE f.snapshot_id = (SELECT max(id) FROM snapshot)
+  AND NOT EXISTS (SELECT 1 FROM chunk_vec v WHERE v.chunk_id = c.id)
+"""
 
 
 async def _first_query(root: Path) -> tuple[dict, dict]:
