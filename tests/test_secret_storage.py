@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from conftest import commit, git, pix_json, write
-from test_redact import RANDOM
+from test_redact import BEGIN, BODY, END, RANDOM
 
 from pix.ingest import mask, redact
 from pix.query import QueryRequest, query
@@ -120,6 +120,45 @@ def test_show_secrets_reads_the_repository_and_says_when_it_cannot(make_repo, in
     assert response["redactionSummary"]["masked"] is True
     assert any("shown masked" in w for w in response["warnings"])
     assert git(repo, "status", "--porcelain") == "M billing.py"  # the database is excluded
+
+
+def test_a_key_file_is_skipped_and_a_key_inside_code_is_masked(make_repo, index):
+    """A file that is a private key (alone, with its certificate, or a service account's
+    JSON) is not indexed at all; code that holds one key among much else (a test suite's
+    template string) is indexed with the key masked, not dropped whole (audit: hono's
+    jwt.test.ts, 1,774 lines, was unsearchable for one line)."""
+    escaped = "\\n".join(BODY)
+    cases = "".join(
+        f"test('signs with {alg}', async () => {{\n"
+        f"  expect(await sign(payload, '{alg}')).ok()\n}})\n\n"
+        for alg in ("HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "ES256", "EdDSA")
+    )
+    repo = make_repo(
+        {
+            "keys/server.txt": f"{BEGIN}\n" + "\n".join(BODY) + f"\n{END}\n",
+            "deploy/robot.json": (
+                '{\n  "type": "service_account",\n  "project_id": "demo",\n'
+                f'  "private_key": "{BEGIN}\\n{escaped}\\n{END}\\n"\n}}\n'
+            ),
+            "src/jwt.test.ts": (
+                "import { sign } from './jwt'\n\n"
+                + cases
+                + f"const pem = `{BEGIN}\\n{escaped}\\n{END}`\n\n"
+                + cases.replace("signs with", "verifies with")
+            ),
+        }
+    )
+    db = repo / ".pix.db"
+    index(repo)
+    assert dict(rows(db, "SELECT path, reason FROM skipped")) == {
+        "keys/server.txt": "secret",
+        "deploy/robot.json": "secret",
+    }
+    assert rows(db, "SELECT kind FROM secret") == [("private_key",)]
+    for line in BODY:
+        assert holds(db, line) == []
+    response = query(QueryRequest("verifies with EdDSA", mode="file", top=1), cwd=str(repo))
+    assert response["results"][0]["file"] == "src/jwt.test.ts"
 
 
 def test_the_database_is_excluded_from_git_status(make_repo, index):

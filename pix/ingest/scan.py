@@ -34,6 +34,15 @@ SECRET_NAMES = re.compile(
 # `.env.example` and friends document settings; they are not the secrets themselves.
 SECRET_EXAMPLES = re.compile(r"\.(example|sample|template|dist)$", re.I)
 PRIVATE_KEY = re.compile(rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")
+# An armored block (a key, a certificate), to its END line or the end of the file.
+ARMORED = re.compile(
+    rb"-----BEGIN [A-Z0-9 ]{1,60}-----.*?(?:-----END [A-Z0-9 ]{1,60}-----|\Z)", re.S
+)
+# A file holding a private key is a key file, not indexed at all, when armored blocks are at
+# least this share of its text (a PEM bundle, a service account's JSON); elsewhere the key is
+# masked like any secret (pix/ingest/redact.py), so that a test suite with a key in one
+# template string (hono's jwt.test.ts, 1,774 lines) stays searchable.
+KEY_FILE_SHARE = 0.5
 GENERATED_NAMES = re.compile(
     r"""(^|/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|poetry\.lock|Pipfile\.lock
     |composer\.lock|Gemfile\.lock|Cargo\.lock|uv\.lock|go\.sum)$|\.(min\.(js|css)|map|pb\.go)$
@@ -405,7 +414,7 @@ def skip_reason(path: str, data: bytes) -> str | None:
     head = data[:8192]
     if b"\0" in head:
         return "binary"
-    if PRIVATE_KEY.search(data):
+    if _key_file(data):
         return "secret"
     if GENERATED_NAMES.search(path) or GENERATED_MARK.search(data[:1024]):
         return "generated"
@@ -416,6 +425,14 @@ def skip_reason(path: str, data: bytes) -> str | None:
     if _minified(text):
         return "minified"
     return None
+
+
+def _key_file(data: bytes) -> bool:
+    """A private key, alone or with what belongs with it (certificates, a few fields)."""
+    if not PRIVATE_KEY.search(data):
+        return False
+    armored = sum(m.end() - m.start() for m in ARMORED.finditer(data))
+    return armored >= KEY_FILE_SHARE * len(data.strip())
 
 
 def _minified(text: str) -> bool:
