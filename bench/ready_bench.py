@@ -6,7 +6,9 @@ For each corpus: clone it into a temporary folder and run `pix index --static-on
 process, from its start to its exit: when it exits, every channel (words, names, paths and
 meaning through the static tier) answers. Then one `pix query` process checks that meaning
 search is on (the static channel ranks the results, or the dense channel for the candidates
-the transformer read on the spot). Peak memory is the index process's own high-water mark
+the transformer read on the spot); then the first result's file is edited and one `pix query
+--refresh` process timed (it re-reads that file and leaves the transformer's backlog to `pix
+index`). Peak memory is the index process's own high-water mark
 (getrusage of a wrapper's only child).
 
 Beside it, the transformer-only path: the time until every chunk has a transformer vector.
@@ -83,11 +85,18 @@ def bench(name: str, sample: int, full: bool) -> dict:
         static_ranked = sum(
             bool({"static", "dense"} & set(r["explain"]["channels"])) for r in answer["results"]
         )
+        # One file edited, then a query with --refresh: on an index the transformer has not
+        # finished, a refresh re-reads that file and leaves the backlog to `pix index`.
+        edited = repo / answer["results"][0]["path"]
+        edited.write_text(edited.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+        r_seconds, _, out = timed(["query", QUESTION, "--json", "--refresh"], repo)
+        refreshed = json.loads(out)["refreshed"]
         row = {
             "corpus": name, "files": report["files"], "chunks": report["staticVectors"],
             "ready": seconds, "keyword": report["seconds"]["keyword"],
             "static": report["seconds"]["static"], "rss": rss, "query": q_seconds,
             "static_ranked": static_ranked, "results": len(answer["results"]),
+            "refresh": r_seconds, "refreshed_blobs": refreshed["newBlobs"],
         }  # fmt: skip
         if full:
             _say(f"{name}: pix index (the transformer, to the end)")
@@ -105,7 +114,8 @@ def bench(name: str, sample: int, full: bool) -> dict:
 def table(rows: list[dict]) -> str:
     head = [
         "corpus", "files", "chunks", "all channels searchable s", "(keyword s", "static s)",
-        "peak RSS MiB", "first query s", "meaning ranked", "transformer chunks/s",
+        "peak RSS MiB", "first query s", "meaning ranked", "query --refresh s (new blobs)",
+        "transformer chunks/s",
         "transformer-only searchable s", "speed-up",
     ]  # fmt: skip
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -116,7 +126,8 @@ def table(rows: list[dict]) -> str:
             "| " + " | ".join([
                 r["corpus"], f"{r['files']:,}", f"{r['chunks']:,}", f"**{r['ready']:.2f}**",
                 f"{r['keyword']:.2f}", f"{r['static']:.2f}", rss, f"{r['query']:.2f}",
-                f"{r['static_ranked']}/{r['results']}", f"{r['rate']:.1f}",
+                f"{r['static_ranked']}/{r['results']}",
+                f"{r['refresh']:.2f} ({r['refreshed_blobs']})", f"{r['rate']:.1f}",
                 f"{r['transformer']:,.0f}{how}", f"{r['transformer'] / r['ready']:,.0f}x",
             ]) + " |"
         )  # fmt: skip
