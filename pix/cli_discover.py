@@ -3,6 +3,7 @@ pix/discover (one repository) or pix/shards_tools.py (a workspace)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -84,8 +85,9 @@ def discover_cmd(
         if detailed and isinstance(request, dict):  # an output option: it may refine --input
             request = {**request, "outputMode": "detailed"}
     else:
+        roots = _from_here(root or [], cwd) if workspace is None and len(db or []) < 2 else root
         request = request_from_flags(
-            literal or [], regex or [], root or [], glob or [], ignore_case, native_only,
+            literal or [], regex or [], roots or [], glob or [], ignore_case, native_only,
             detailed, max_candidates,
         )  # fmt: skip
     warn_revealed(show_secrets)
@@ -110,3 +112,27 @@ def discover_cmd(
     for warning in response["warnings"]:
         typer.echo(f"warning: {warning}", err=True)
     sys.stdout.write(render_text(response, from_flags=input_ is None))
+
+
+def _from_here(roots: list[str], cwd: Path | None) -> list[str]:
+    """`--root` as a shell means it: relative to the folder pix runs in (--cwd), where the
+    request's roots are relative to the repository's top level (audit: from src/utils,
+    `--root ../helper` was "outside the repository" and `--root .` searched all of it). A
+    root inside the repository becomes its path from the top; any other is passed on whole,
+    for discover to judge (outside, or through a link)."""
+    from pix.index import locate
+
+    base = (cwd or Path.cwd()).absolute()
+    top = locate(str(base)).root
+    out = []
+    for name in roots:
+        given = Path(name).expanduser()
+        if given.is_absolute():
+            out.append(name)
+            continue
+        full = Path(os.path.normpath(base / given))
+        try:
+            out.append(full.relative_to(top).as_posix())
+        except ValueError:  # outside, or `base` reached through a link: judged physically
+            out.append(str(full))
+    return out

@@ -605,6 +605,28 @@ def test_request_validation():
         discover({"queries": [lit("a", "x")], "limit": 3})
 
 
+def test_cli_roots_are_relative_to_the_folder_pix_runs_in(repo):
+    """`--root` as a shell means it (audit: from a subfolder, `--root ../helper` was "outside
+    the repository" and `--root .` searched all of it); --input's roots stay relative to the
+    repository's top level, as the schema says."""
+    code, body, err = pix_json("discover", "-l", "load=load_session", "--json",
+                               "--root", ".", "--root", "../tests", "--root", "store.py",
+                               cwd=repo / "app")  # fmt: skip
+    assert code == 0, err
+    RESPONSE.validate(body)
+    roots = {x["root"]: x for x in body["coverage"]["roots"]}
+    assert list(roots) == ["app", "tests", "app/store.py"]
+    assert all(x["status"] == "searched" for x in roots.values())
+    assert [c["path"] for c in body["candidates"]] == ["app/store.py", "tests/test_store.py"]
+    code, body, _ = pix_json("discover", "-l", "load=load_session", "--json", "--root", ".",
+                             "--cwd", str(repo / "tests"), cwd=repo)  # fmt: skip
+    assert [x["root"] for x in body["coverage"]["roots"]] == ["tests"]
+    request = {"queries": [lit("load", "load_session")], "roots": ["tests"]}
+    code, body, _ = pix_json("discover", "--input", "-", "--json", cwd=repo / "app",
+                             stdin=json.dumps(request))  # fmt: skip
+    assert code == 0 and [c["path"] for c in body["candidates"]] == ["tests/test_store.py"]
+
+
 def test_cli_short_form_json_and_exit_codes(repo, tmp_path):
     code, out, err = pix("discover", "-l", "load=load_session", "-r", r"cls=class\s+\w+",
                          "--root", "app", "--root", "../x", cwd=repo)  # fmt: skip
