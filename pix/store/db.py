@@ -316,7 +316,24 @@ def _open_read_only(path: Path, immutable: bool) -> apsw.Connection:
 
 def _inspect(path: Path, check: bool = False, immutable: bool | None = None) -> list[str]:
     """Read-only look at an existing file: its applied migrations, or a refusal; with
-    `check`, SQLite's quick_check too. `immutable`: opens_immutable, if the caller knows."""
+    `check`, SQLite's quick_check too. `immutable`: opens_immutable, if the caller knows.
+    Looked at again, on a fresh connection, while another pix changes the schema under it
+    (two first `pix index` at once: "vtable constructor failed: blob_trigram" from the
+    quick_check, 2 of 80 runs in the audit's loop)."""
+    for attempt in range(SCHEMA_RETRIES):
+        try:
+            return _inspect_once(path, check, immutable)
+        except apsw.SchemaChangeError:
+            if attempt == SCHEMA_RETRIES - 1:
+                raise DatabaseError(
+                    f"cannot use {path}: its schema kept changing while pix opened it",
+                    hint="run the command again",
+                ) from None
+            time.sleep(0.05 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+def _inspect_once(path: Path, check: bool, immutable: bool | None) -> list[str]:
     if immutable is None:
         immutable = opens_immutable(path)
     try:
@@ -515,6 +532,17 @@ def open_store(path: Path, *, create: bool, check: bool = False) -> Store:
                     f"cannot use {path}: its schema kept changing while pix opened it",
                     hint="run the command again",
                 ) from None
+            applied = _inspect(path, check) if path.exists() else []
+        except (apsw.IOError, apsw.BusyError) as exc:
+            # Two pix making the same new file at once: one's `PRAGMA auto_vacuum` or
+            # journal_mode switch can meet the other's half-made file ("disk I/O error", or a
+            # busy lock the wait never saw: 2 of 240 first indexes in pairs). A fresh look
+            # finds the file the other made; an existing file's errors are real.
+            if applied or attempt == SCHEMA_RETRIES - 1:
+                if isinstance(exc, apsw.BusyError):
+                    raise
+                raise DatabaseError(f"cannot use {path}: {exc}") from None
+            time.sleep(0.05 * (attempt + 1))
             applied = _inspect(path, check) if path.exists() else []
         except SQLITE_FAILURES as exc:
             raise DatabaseError(f"cannot use {path}: {exc}") from None
