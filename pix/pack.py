@@ -25,7 +25,8 @@ from pix.query import (
     retrieve,
     unmatched_warnings,
 )
-from pix.retrieve import define
+from pix.retrieve import define, lift
+from pix.retrieve.hits import Hit
 from pix.schemas import JsonRequest
 
 SCHEMA_VERSION = 1
@@ -84,10 +85,7 @@ def _run_pack(engine: QueryEngine, request: PackRequest, reveal: bool, auto: boo
         found = retrieve(engine, query, warnings, changed)
         warnings.extend(unmatched_warnings(found.unmatched))
         hits = define.placed(found.hits[: packet.MAX_CANDIDATES], engine)
-        candidates = [
-            packet.Candidate(i, h.path, h.blob_sha, h.start_line, h.end_line, h.score, h.defines)
-            for i, h in enumerate(hits)
-        ]
+        candidates = [candidate(i, h, h.path) for i, h in enumerate(hits)]
         files: dict[str, packet.FileLines] = {}
         shown = {}
         for c in candidates:
@@ -121,6 +119,15 @@ def _run_pack(engine: QueryEngine, request: PackRequest, reveal: bool, auto: boo
     if refreshed:
         response["refreshed"] = refreshed
     return response
+
+
+def candidate(rank: int, hit: Hit, path: str) -> packet.Candidate:
+    """A ranked hit as the pack rule sees it; `path` names it in the packet (a workspace
+    prefixes the repository)."""
+    return packet.Candidate(
+        rank, path, hit.blob_sha, hit.start_line, hit.end_line, hit.score, hit.defines,
+        lift.lifted(hit),
+    )  # fmt: skip
 
 
 def fit(

@@ -24,6 +24,7 @@ from pix.pack import SCHEMA_VERSION as PACK_VERSION
 from pix.pack import (
     PackRequest,
     budget_used,
+    candidate,
     check_pack,
     fit,
     omitted_items,
@@ -66,11 +67,7 @@ def pack_shards(
     for i, (name, hit, _) in enumerate(merged):
         key = f"{name}{SEP}{hit.path}"
         where[key] = (name, hit.path)
-        candidates.append(
-            packet.Candidate(
-                i, key, hit.blob_sha, hit.start_line, hit.end_line, hit.score, hit.defines
-            )
-        )
+        candidates.append(candidate(i, hit, key))
         if key not in files:
             shown[key] = shards.engines[name].shown(hit.blob_sha, hit.path, reveal)
             lines = shown[key].lines(1, shown[key].line_count, reveal)

@@ -158,6 +158,25 @@ def test_duplicates_and_low_scores_are_left_out_with_the_reason():
     ]  # fmt: skip
 
 
+def test_a_lifted_chunk_is_kept_and_the_others_are_judged_without_it():
+    """A chunk the definition or phrase step lifted scores far above fused scores; measured
+    against it every other chunk was `low_score` (audit: `pix pack "recipe dependencies"
+    --budget 2000` packed one span of 346 tokens)."""
+    files = files_of(a=100, b=100, c=100, d=100)
+    cands = [
+        packet.Candidate(0, "a.py", "blob-a", 1, 5, 0.55, lifted=True),
+        cand(1, "b.py", 1, 10, 0.03),
+        cand(2, "c.py", 1, 10, 0.02),
+        cand(3, "d.py", 1, 10, 0.005),  # below a quarter of the best chunk not lifted
+    ]
+    result, _ = choose(cands, files, 10_000)
+    assert [s.path for s in result.spans] == ["a.py", "b.py", "c.py"]
+    assert [(o.candidate.rank, o.reason) for o in result.omitted] == [(3, "low_score")]
+    unlifted = [packet.Candidate(0, "a.py", "blob-a", 1, 5, 0.55), *cands[1:]]
+    result, _ = choose(unlifted, files, 10_000)
+    assert [s.path for s in result.spans] == ["a.py"]  # without a lift, the rule as before
+
+
 @pytest.mark.parametrize("budget", [1, 5, 13, 14, 40, 99, 500])
 def test_tiny_budgets_give_a_smaller_packet_never_a_bigger_one(budget):
     files = files_of(a=50, b=50)
@@ -329,6 +348,14 @@ def test_a_span_says_on_which_line_it_defines_the_name_asked_for(engine):
     assert all("definitions" not in s for s in response["spans"][1:])
     plain = run_pack(engine, PackRequest("restock the warehouse", 20_000))
     assert all("definitions" not in s for s in plain["spans"])
+    # The lifted span does not crowd the rest out: other files still fill the budget.
+    assert {s["path"] for s in response["spans"]} > {"shop/orders.py"}
+
+
+def test_the_steps_channels_are_the_ones_pack_knows_as_lifts():
+    from pix.retrieve import define, lift, phrase
+
+    assert {define.CHANNEL, phrase.CHANNEL} == lift.STEP_CHANNELS
 
 
 def test_a_budget_too_small_for_the_best_chunk_says_so_and_cuts_it(shop):

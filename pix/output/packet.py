@@ -3,7 +3,11 @@
 The rule, in order (all ties broken by fused rank, so the same ranking gives the same packet):
 
 1. Candidates are the fused chunk ranking, best first, at most MAX_CANDIDATES of them. A chunk
-   scoring below LOW_SCORE_SHARE of the best chunk's score is left out as `low_score`.
+   scoring below LOW_SCORE_SHARE of the best chunk's score is left out as `low_score`. The
+   chunks the definition or phrase step lifted (a name or a phrase of the question found
+   verbatim) are kept, and the share is of the best chunk they did not lift: a lift is a
+   fixed bonus far above fused scores, and measured against it every other chunk was "low"
+   (`pix pack "recipe dependencies" --budget 2000` packed one 346-token span).
 2. Spread over files: a file's k-th chunk (k = 0, 1, ...) competes with priority
    score x SPREAD_DECAY^k, so a second chunk of one file must be 1/0.7 = 1.43 times as strong
    as a first chunk of another to come before it (bench/pack_bench.py --sweep: 0.7 finds the
@@ -50,6 +54,7 @@ class Candidate:
     end_line: int
     score: float
     defines: tuple[tuple[str, int], ...] = ()  # the question's names it defines, and where
+    lifted: bool = False  # the definition or phrase step lifted it
 
 
 class FileLines:
@@ -203,11 +208,11 @@ def select(
     """The packet for `candidates` (fused order) within `budget` (see the module's rule)."""
     omitted: list[Omission] = []
     considered = candidates[:MAX_CANDIDATES]
-    top = considered[0].score if considered else 0.0
+    top = next((c.score for c in considered if not c.lifted), 0.0)
     eligible = []
     per_file: dict[str, int] = {}
     for c in considered:
-        if c.score < LOW_SCORE_SHARE * top:
+        if not c.lifted and c.score < LOW_SCORE_SHARE * top:
             omitted.append(Omission(c, "low_score"))
             continue
         k = per_file.get(c.path, 0)

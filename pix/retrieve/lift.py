@@ -19,6 +19,15 @@ from pix.retrieve.hits import Hit, order
 from pix.retrieve.priors import ROLE_FACTORS, path_role
 from pix.retrieve.search import RRF_K
 
+# The channels of the steps built on this module (pix.retrieve.define.CHANNEL and
+# pix.retrieve.phrase.CHANNEL; tests/test_pack.py checks the two agree).
+STEP_CHANNELS = frozenset({"definition", "phrase"})
+
+
+def lifted(hit: Hit) -> bool:
+    """Whether a step lifted the hit (its channel added to the score)."""
+    return any(hit.channels.get(c, {}).get("contribution", 0) > 0 for c in STEP_CHANNELS)
+
 
 @dataclass
 class Location:
