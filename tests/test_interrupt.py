@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import apsw
-from conftest import GIT_ENV, default_sigint, new_repo, pix, pix_json
+from conftest import GIT_ENV, default_sigint, new_repo, pix, pix_json, write
 
 from pix.interrupt import MESSAGE
 
@@ -131,11 +131,13 @@ def test_sigint_in_the_middle_of_embedding_exits_130_and_the_index_resumes(tmp_p
 
 
 def test_sigint_during_a_refreshing_query_exits_130(tmp_path):
-    repo = new_repo(tmp_path / "repo", code_files(60, 6))
+    repo = new_repo(tmp_path / "repo", code_files(2, 2))
     db = repo / ".pix.db"
-    code, _, err = pix("index", "--no-embed", cwd=repo)
+    code, _, err = pix("index", cwd=repo)
     assert code == 0, err
-    # --refresh re-indexes first, and the index embeds what is pending: a long query.
+    # --refresh re-indexes first, and on an index the transformer finished it embeds the
+    # changed files' chunks: many new files make a long query.
+    write(repo, code_files(60, 6, tag="n"))
     proc = start("query", "scale the value", "--refresh", cwd=repo)
     wait_for_embedding(proc, db)
     delay, out, err = interrupt(proc)
@@ -145,6 +147,8 @@ def test_sigint_during_a_refreshing_query_exits_130(tmp_path):
     code, out, err = pix("query", "scale the value", "--refresh", "--json", cwd=repo)
     assert code == 0, err
     assert json.loads(out)["results"]
+    # The refresh was cut short, so later refreshes leave the rest to `pix index`.
+    assert pix("index", cwd=repo)[0] == 0
     assert_complete(db)
 
 
