@@ -64,7 +64,14 @@ def locate(path: str | None = None, db: str | None = None) -> Target:
     top = scan.git_toplevel(start)
     bare = _git_dir(start) if top is None else None
     root = (bare or top or start).resolve()
-    db_path = Path(db or os.environ.get("PIX_DB") or root / ".pix.db").expanduser().resolve()
+    given = db or os.environ.get("PIX_DB")
+    db_path = Path(given or root / ".pix.db").expanduser().resolve()
+    if given and db_path.is_dir():  # a mistyped --db: bad input (exit 2), not a damaged file
+        where = "--db" if db else "PIX_DB"
+        raise UsageError(
+            f"{where} names a folder, {db_path}, not a database file",
+            hint=f"name a file, e.g. {where} {db_path / '.pix.db'}",
+        )
     for where, fix in (
         (root, "rename the folder: pix records its path as text"),
         (db_path, "pass --db with a path that is UTF-8"),
@@ -264,12 +271,13 @@ def index_repository(
         return build(target.db, check)
     report, found = rebuilt(target.db, lambda fresh: build(fresh, False))
     report.rebuilt = found.summary()
-    progress.note(f"rebuilt {target.db}; saved aliases kept: {len(found.aliases)}")
-    if found.aliases_unreadable:
+    if found.aliases_unreadable:  # not "kept: 0" first, as if there had been none
         progress.note(
-            "the saved aliases could not be read from the damaged database "
-            f"({found.aliases_unreadable}); they are lost"
+            f"rebuilt {target.db}; the saved aliases could not be read from the damaged "
+            f"database ({found.aliases_unreadable}); they are lost"
         )
+    else:
+        progress.note(f"rebuilt {target.db}; saved aliases kept: {len(found.aliases)}")
     if found.commits:
         shas = ", ".join(sha[:12] for sha in found.commits)
         progress.note(f"commit snapshots not rebuilt (index them again with --at): {shas}")

@@ -497,11 +497,8 @@ def open_store(path: Path, *, create: bool, check: bool = False) -> Store:
                 hint="pass --db with a path in a writable folder",
             ) from None
         applied: list[str] = []
-    elif path.is_dir():  # a mistyped --db, not a damaged database: bad input, exit 2
-        raise UsageError(
-            f"{path} is a directory, not a pix database",
-            hint=f"pass --db with a file name, e.g. --db {path / '.pix.db'}",
-        )
+    elif path.is_dir():  # (a --db naming a folder is bad input: pix.index.locate)
+        raise DatabaseError(f"{path} is a directory, not a pix database")
     else:
         read_only = read_only_place(path)
         immutable = read_only and opens_immutable(path)
