@@ -75,7 +75,11 @@ def as_pix_error(exc: BaseException) -> PixError:
     if isinstance(exc, PixError):
         return exc
     if isinstance(exc, apsw.CorruptError | apsw.NotADBError):
-        return DatabaseError(f"the database is corrupt: {exc}")
+        return DatabaseError(
+            f"the database is corrupt: {exc}",
+            hint="`pix status` names the damage; `pix index --rebuild` builds the index anew "
+            "from the work tree, keeping the saved aliases it can still read",
+        )
     if isinstance(exc, apsw.BusyError):
         return ConflictError(
             "the database is busy: another process held its lock past the wait; try again",

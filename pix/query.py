@@ -233,7 +233,9 @@ def check_request(request: QueryRequest, workspace: bool = False) -> list[str]:
         )
         request.query = request.query[:MAX_QUERY_CHARS]
     if not request.query or not request.query.strip():
-        raise UsageError("the query is empty", hint='pix query "what you are looking for"')
+        raise UsageError(
+            "the query is empty", hint='ask in words, e.g. "where are retries configured"'
+        )
     for kind, globs in (("only-path", request.only_paths), ("ignore-path", request.ignore_paths)):
         if any(not glob.strip() for glob in globs):
             # (the request schema's minLength: a blank glob matches nothing, or everything)

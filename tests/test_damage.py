@@ -74,6 +74,17 @@ def zero_page(db: Path, table: str | None = None) -> tuple[int, int]:
     return page, total
 
 
+def test_a_read_that_meets_a_damaged_page_names_the_fix(env):
+    """query, pack and run said only "the database is corrupt", where status and index
+    named `pix index --rebuild` (audit)."""
+    repo, db = env
+    zero_page(db, "blob")
+    for command in (["query", AREA], ["pack", AREA, "--budget", "500"]):
+        code, envelope, err = pix_json(*command, "--json", cwd=repo)
+        assert code == 4, (command, err)
+        assert "pix index --rebuild" in envelope["error"]["hint"], envelope
+
+
 def test_a_zeroed_page_is_refused_with_the_fix_and_rebuild_swaps_in_a_whole_index(env):
     repo, db = env
     code, _, err = pix("alias", "add", "area", AREA, "--file", cwd=repo)
@@ -120,6 +131,7 @@ def test_rebuild_says_so_when_the_saved_aliases_cannot_be_read(env):
     code, report, err = pix_json("index", "--rebuild", "--json", cwd=repo)
     assert code == 0, err
     assert "could not be read" in err and "they are lost" in err
+    assert "kept: 0" not in err  # it said "kept: 0", then "they are lost" (audit)
     assert report["rebuilt"]["aliasesKept"] == 0 and report["rebuilt"]["aliasesUnreadable"]
     code, listed, err = pix_json("alias", "list", "--json", cwd=repo)
     assert code == 0 and listed["aliases"] == [], err
