@@ -63,7 +63,10 @@ def select_snapshot(store: Store, target: Target, at: str | None) -> Snapshot:
         ancestor = _nearest_indexed_ancestor(store, target, sha)
         if ancestor:
             hint += f"; the nearest indexed ancestor is {ancestor} (not queried)"
-        raise NotIndexedError(f"commit {sha} is not indexed", hint=hint)
+        why = ""
+        if conn.execute(search_sql.DIRTY_SNAPSHOT_AT, (sha,)).fetchone():  # (pix status lists it)
+            why = " (the work tree's snapshot at it has uncommitted changes: not its content)"
+        raise NotIndexedError(f"commit {sha} is not indexed{why}", hint=hint)
     return _snapshot(row, at)
 
 

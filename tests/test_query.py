@@ -702,6 +702,18 @@ def test_an_unindexed_commit_on_the_command_line(history):
     assert "Traceback" not in err
 
 
+def test_a_commit_known_only_by_a_dirty_work_tree_says_why_it_is_not_indexed(make_repo, index):
+    """`pix status` lists the work tree's snapshot at HEAD, so "HEAD is not indexed" read as
+    wrong (audit): that snapshot holds uncommitted changes, not the commit's content."""
+    repo = make_repo({"app/greet.py": 'def greet(name):\n    return "hello " + name\n'})
+    write(repo, {"app/greet.py": 'def greet(name):\n    return "hi " + name\n'})
+    index(repo, embed=False)
+    with pytest.raises(NotIndexedError) as caught:
+        query(QueryRequest("greet", at="HEAD"), cwd=str(repo))
+    assert "uncommitted changes" in caught.value.message
+    assert "pix index --at HEAD" in caught.value.hint
+
+
 @pytest.mark.parametrize("ref", ["main", "HEAD~1", "HEAD^", "main@{0}", "v1.0", "c1..c2"])
 def test_branch_names_and_revision_expressions_are_refused(history, ref):
     with pytest.raises(UsageError) as caught:

@@ -282,4 +282,6 @@ SELECT id, kind, root, commit_sha, branch, dirty, created_at FROM snapshot
 WHERE commit_sha = ? AND (kind = 'commit' OR dirty = 0)
 ORDER BY kind = 'commit' DESC, id DESC LIMIT 1
 """
+# A work-tree snapshot at a commit with uncommitted changes: it is not that commit's content.
+DIRTY_SNAPSHOT_AT = "SELECT 1 FROM snapshot WHERE commit_sha = ? AND dirty = 1 LIMIT 1"
 INDEXED_COMMITS = "SELECT DISTINCT commit_sha FROM snapshot WHERE commit_sha IS NOT NULL"
