@@ -12,7 +12,7 @@ from pix.errors import UsageError
 from pix.index import locate
 from pix.store import open_store, sql
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 1  # schema/gc-response.v1.json
 
 
 def database_bytes(db) -> int:

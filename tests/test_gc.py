@@ -5,13 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import jsonschema
 import pytest
 from conftest import GEOMETRY, GREETING, commit, pix_json, write
 
+from pix.alias import bundled
 from pix.errors import UsageError
 from pix.gc import gc
 from pix.query import QueryRequest, query
 from pix.store import open_store
+
+RESPONSE = jsonschema.Draft202012Validator(bundled("gc-response.v1.json"))
 
 
 def rows(db: Path, statement: str, *params):
@@ -51,7 +55,7 @@ def test_gc_keep_drops_old_commit_snapshots_and_returns_space(history):
     assert rows(db, "SELECT count(*) FROM snapshot")[0][0] == 4
     code, report, err = pix_json("gc", "--keep", "1", "--json", cwd=repo)
     assert code == 0, err
-    assert report["schemaVersion"] == 1
+    RESPONSE.validate(report)
     assert report["removed"]["snapshots"] == 2
     assert report["removed"]["blobs"] == 2 and report["removed"]["chunks"] > 0
     assert report["bytesAfter"] < report["bytesBefore"]
