@@ -325,12 +325,17 @@ def _inspect(path: Path, check: bool = False, immutable: bool | None = None) -> 
             return _inspect_once(path, check, immutable)
         except apsw.SchemaChangeError:
             if attempt == SCHEMA_RETRIES - 1:
-                raise DatabaseError(
-                    f"cannot use {path}: its schema kept changing while pix opened it",
-                    hint="run the command again",
-                ) from None
+                raise _unsettled(path) from None
             time.sleep(0.05 * (attempt + 1))
     raise AssertionError("unreachable")
+
+
+def _unsettled(path: Path) -> DatabaseError:
+    """Another pix kept changing the file's schema through every look (SCHEMA_RETRIES)."""
+    return DatabaseError(
+        f"cannot use {path}: its schema kept changing while pix opened it",
+        hint="run the command again",
+    )
 
 
 def _inspect_once(path: Path, check: bool, immutable: bool | None) -> list[str]:
@@ -525,10 +530,7 @@ def open_store(path: Path, *, create: bool, check: bool = False) -> Store:
             # (six first indexes at once, on a loaded machine: "vtable constructor failed:
             # blob_trigram"). A fresh connection reads the new schema.
             if attempt == SCHEMA_RETRIES - 1:
-                raise DatabaseError(
-                    f"cannot use {path}: its schema kept changing while pix opened it",
-                    hint="run the command again",
-                ) from None
+                raise _unsettled(path) from None
             applied = _inspect(path, check) if path.exists() else []
         except (apsw.IOError, apsw.BusyError) as exc:
             # Two pix making the same new file at once: one's `PRAGMA auto_vacuum` or
