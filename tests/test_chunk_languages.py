@@ -484,6 +484,24 @@ object Router:
     assert nxt.text.rstrip().endswith("step * 2")
 
 
+def test_a_node_ending_in_text_no_child_shows_keeps_its_end():
+    """Only whitespace after a node's last child is left out of its rows: a Scala
+    interpolated string's closing quotes are no child of it, and a `def` whose body is one
+    ended on the string's first line, so the rest of it and the next `def` went to a chunk
+    named for the object (review)."""
+    lines = "".join(f"    |line {i}\n" for i in range(2, 16))
+    source = (
+        'object Help:\n  def banner(name: String): String = s"""Hello ${name}\n'
+        + lines
+        + '    |"""\n\n  def other(x: Int): Int =\n    x + 1\n'
+    )
+    chunks = check_invariants(source, "core/Help.scala", max_chars=200, min_chars=0)
+    spans = {c.symbol: (c.start_line, c.end_line) for c in chunks if c.defines}
+    assert spans["Help.other"] == (19, 20)
+    banner = [c for c in chunks if c.symbol == "Help.banner"]
+    assert banner[0].start_line == 2 and banner[-1].end_line >= 17  # the closing quotes
+
+
 @pytest.mark.parametrize("lang", sorted(treesitter.GRAMMARS))
 def test_every_grammar_loads_and_has_a_spec(lang):
     module, func = treesitter.GRAMMARS[lang]

@@ -79,9 +79,10 @@ class _Unit:
 
 
 class _CodeChunker:
-    def __init__(self, f: Lines, lang: str) -> None:
+    def __init__(self, f: Lines, lang: str, source: bytes) -> None:
         self.f = f
         self.lang = lang
+        self.source = source  # the bytes the tree was parsed from (end rows need them)
         self.spec = defs.SPECS[lang]
         self._kids: dict[int, tuple[list[Node], list[int]]] = {}
         self._prefix = defs.PREFIX | self.spec.prefix
@@ -89,6 +90,9 @@ class _CodeChunker:
         self._containers = self._namespaces | self.spec.conditions
 
     # -- finding units ---------------------------------------------------------------------
+
+    def end(self, node: Node) -> int:
+        return ts.end_row(node, self.source)
 
     def is_prefix(self, node: Node) -> bool:
         glue = self.spec.glue
@@ -169,12 +173,12 @@ class _CodeChunker:
             if self.is_prefix(item):
                 if first > prev_end:  # a comment trailing code on its line belongs to that code
                     glue_start = glue_start if glue_end >= first - 1 else first
-                    glue_end = ts.end_row(item)
-                prev_end = ts.end_row(item)
+                    glue_end = self.end(item)
+                prev_end = self.end(item)
                 continue
             start = glue_start if glue_end >= first - 1 else first
             glue_end = -2
-            prev_end = ts.end_row(item)
+            prev_end = self.end(item)
             found = self.resolve(item)
             if found is None:
                 continue
@@ -209,7 +213,7 @@ class _CodeChunker:
             kind = "function"
         unit = _Unit(
             start=start,
-            end=max(start, ts.end_row(outer)),
+            end=max(start, self.end(outer)),
             kind=kind,
             symbol=prefix + names[0],
             names=[n.rsplit(".", 1)[-1] for n in names],
@@ -310,7 +314,7 @@ class _CodeChunker:
                     if last > first and d < _MAX_DEPTH:
                         stack.append((self.children_from(child, lo), d))
                 own_line = self.is_prefix(child) and first > prev_end
-                prev_end = ts.end_row(child)
+                prev_end = self.end(child)
                 glued = prev_end + 1 if own_line else -2
         return rank
 
@@ -394,11 +398,12 @@ def chunk_file(text: str, path: str, max_chars: int = 1000, min_chars: int = 200
 
 
 def _code_pieces(f: Lines, lang: str, text: str) -> list[Piece] | None:
-    tree, parsed = _parse_code(lang, text.encode("utf-8", "replace"))
+    source = text.encode("utf-8", "replace")
+    tree, parsed = _parse_code(lang, source)
     if tree is None or parsed is None:
         return None
     lang = parsed
-    chunker = _CodeChunker(f, lang)
+    chunker = _CodeChunker(f, lang, source)
     if not _parsed_enough(tree.root_node, f.lines, chunker):
         return None
     try:
@@ -423,11 +428,12 @@ def definition_sites(text: str, lang: str | None) -> dict[str, list[int]]:
     badly wherever it is a piece of a longer definition (a local variable then looks like
     the definition).
     """
-    tree, lang = _parse_code(lang, text.encode("utf-8", "replace"))
+    source = text.encode("utf-8", "replace")
+    tree, lang = _parse_code(lang, source)
     if tree is None or lang is None:
         return {}
     lines = text.split("\n")
-    chunker = _CodeChunker(Lines(lines, 1, 0), lang)
+    chunker = _CodeChunker(Lines(lines, 1, 0), lang, source)
     try:
         if not _parsed_enough(tree.root_node, lines, chunker):
             return {}  # pix index cut it into blank-line blocks, which place nothing
@@ -544,10 +550,10 @@ def _parsed_enough(root: Node, lines: list[str], chunker: _CodeChunker) -> bool:
     broken = [c for c in root.named_children if c.type == "ERROR"]
     for child in root.named_children:
         if child.type != "ERROR" and (not child.has_error or chunker.vouches(child)):
-            first, last = child.start_point[0], ts.end_row(child)
+            first, last = child.start_point[0], chunker.end(child)
             good[first : last + 1] = b"\x01" * (last + 1 - first)
     for child in broken:  # a row an ERROR touches is broken, whatever else starts on it
-        first, last = child.start_point[0], ts.end_row(child)
+        first, last = child.start_point[0], chunker.end(child)
         good[first : last + 1] = bytes(last + 1 - first)
     filled = [r for r, line in enumerate(lines) if line.strip()]
     return 2 * sum(good[r] for r in filled) >= len(filled)

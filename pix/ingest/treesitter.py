@@ -83,17 +83,23 @@ def parse(lang: str, data: bytes) -> Tree | None:
         return None
 
 
-def end_row(node: Node) -> int:
+def end_row(node: Node, source: bytes | None = None) -> int:
     """Last row holding text of `node` (a node ending with its newline ends at column 0).
 
-    Its last descendant says where, not its own end: Scala's indentation-based blocks end
-    where the next line's indentation does (the grammar's scanner reads it to close the
-    block), so a `def` ended on the row of the `class` after it, whose name line then fell
-    into the def's chunk."""
-    last = node
-    while last.child_count:
-        last = last.child(last.child_count - 1)
-    row, col = last.end_point
+    With the `source` the tree was parsed from, trailing whitespace the node holds after its
+    last descendant does not count: Scala's indentation-based blocks end where the next
+    line's indentation does (the grammar's scanner reads it to close the block), so a `def`
+    ended on the row of the `class` after it, whose name line then fell into the def's
+    chunk. Only whitespace: a node may end in text no child shows (the closing quotes of a
+    Scala interpolated string, a Rust raw string's delimiter)."""
+    end, (row, col) = node.end_byte, node.end_point
+    if source is not None:
+        last = node
+        while last.child_count:  # down the last children while only whitespace follows each
+            last = last.child(last.child_count - 1)
+            if source[last.end_byte : end].strip():
+                break
+            end, (row, col) = last.end_byte, last.end_point
     return row - 1 if col == 0 and row > node.start_point[0] else row
 
 
