@@ -517,6 +517,7 @@ def open_store(path: Path, *, create: bool, check: bool = False) -> Store:
                 raise read_only_error(path)
             return _read_only_store(path, applied, immutable)
     for attempt in range(SCHEMA_RETRIES):
+        began = time.monotonic()
         try:
             conn = _connect(path, new=not applied)
             try:
@@ -536,8 +537,10 @@ def open_store(path: Path, *, create: bool, check: bool = False) -> Store:
             # Two pix making the same new file at once: one's `PRAGMA auto_vacuum` or
             # journal_mode switch can meet the other's half-made file ("disk I/O error", or a
             # busy lock the wait never saw: 2 of 240 first indexes in pairs). A fresh look
-            # finds the file the other made; an existing file's errors are real.
-            if applied or attempt == SCHEMA_RETRIES - 1:
+            # finds the file the other made; an existing file's errors are real, and so is a
+            # lock held past the whole wait (it is not waited for five times over).
+            waited = time.monotonic() - began >= lock_timeout()
+            if applied or waited or attempt == SCHEMA_RETRIES - 1:
                 if isinstance(exc, apsw.BusyError):
                     raise
                 raise DatabaseError(f"cannot use {path}: {exc}") from None
