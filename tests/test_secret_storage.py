@@ -148,14 +148,30 @@ def test_a_key_file_is_skipped_and_a_key_inside_code_is_masked(make_repo, index)
             ),
         }
     )
+    # Layouts the key rules do not read (review): the key would be stored as it is, so the
+    # file is a key file after all.
+    lines = [f"{line}{line}" for line in BODY]  # runs as long as a PEM line's
+    unread = {
+        "src/key.h": "#define KEY \\\n"
+        + f'  "{BEGIN}\\n" \\\n'
+        + "".join(f'  "{line}\\n" \\\n' for line in lines)
+        + f'  "{END}\\n"\n',
+        "src/key.py": f'KEY = b"{BEGIN}\\r\\n' + "\\r\\n".join(lines) + f'\\r\\n{END}"\n',
+        "src/key.c": f"/*\n * {BEGIN}\n"
+        + "".join(f" * {line}\n" for line in lines)
+        + f" * {END}\n */\n",
+    }
+    filler = "".join(f"int f{i}(int x) {{ return x + {i}; }}\n" for i in range(60))
+    write(repo, {path: filler + text + filler for path, text in unread.items()})
     db = repo / ".pix.db"
     index(repo)
     assert dict(rows(db, "SELECT path, reason FROM skipped")) == {
         "keys/server.txt": "secret",
         "deploy/robot.json": "secret",
+        **{path: "secret" for path in unread},
     }
     assert rows(db, "SELECT kind FROM secret") == [("private_key",)]
-    for line in BODY:
+    for line in BODY + lines:
         assert holds(db, line) == []
     response = query(QueryRequest("verifies with EdDSA", mode="file", top=1), cwd=str(repo))
     assert response["results"][0]["file"] == "src/jwt.test.ts"

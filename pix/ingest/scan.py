@@ -34,15 +34,19 @@ SECRET_NAMES = re.compile(
 # `.env.example` and friends document settings; they are not the secrets themselves.
 SECRET_EXAMPLES = re.compile(r"\.(example|sample|template|dist)$", re.I)
 PRIVATE_KEY = re.compile(rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")
+PRIVATE_KEY_TEXT = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 # An armored block (a key, a certificate), to its END line or the end of the file.
 ARMORED = re.compile(
     rb"-----BEGIN [A-Z0-9 ]{1,60}-----.*?(?:-----END [A-Z0-9 ]{1,60}-----|\Z)", re.S
 )
 # A file holding a private key is a key file, not indexed at all, when armored blocks are at
-# least this share of its text (a PEM bundle, a service account's JSON); elsewhere the key is
-# masked like any secret (pix/ingest/redact.py), so that a test suite with a key in one
-# template string (hono's jwt.test.ts, 1,774 lines) stays searchable.
+# least this share of its text (a PEM bundle, a service account's JSON), or when any of its
+# key material would escape the masking; otherwise the key is masked like any secret
+# (pix/ingest/redact.py), so that a test suite with a key in one template string (hono's
+# jwt.test.ts, 1,774 lines) stays searchable.
 KEY_FILE_SHARE = 0.5
+KEY_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+KEY_MATERIAL = re.compile(r"[A-Za-z0-9+/]{40,}")  # a run of base64, as a key's lines are
 GENERATED_NAMES = re.compile(
     r"""(^|/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|poetry\.lock|Pipfile\.lock
     |composer\.lock|Gemfile\.lock|Cargo\.lock|uv\.lock|go\.sum)$|\.(min\.(js|css)|map|pb\.go)$
@@ -428,11 +432,31 @@ def skip_reason(path: str, data: bytes) -> str | None:
 
 
 def _key_file(data: bytes) -> bool:
-    """A private key, alone or with what belongs with it (certificates, a few fields)."""
+    """A private key, alone or with what belongs with it (certificates, a few fields), or a
+    file whose key the masking would not cover."""
     if not PRIVATE_KEY.search(data):
         return False
     armored = sum(m.end() - m.start() for m in ARMORED.finditer(data))
-    return armored >= KEY_FILE_SHARE * len(data.strip())
+    if armored >= KEY_FILE_SHARE * len(data.strip()):
+        return True
+    return _unmasked_key(data.decode("utf-8", "replace"))
+
+
+def _unmasked_key(text: str) -> bool:
+    """Whether a run of base64 after a private key's BEGIN line (up to its END line) lies
+    outside every secret the masking finds: the key rules read PEM lines, JSON strings and
+    concatenated literals, not every way code can hold a key (a C macro's continued lines,
+    CR LF escapes, a comment's margin), and such a key must not be stored as it is (review)."""
+    from pix.ingest.redact import find_secrets
+
+    spans = [(s.start, s.end) for s in find_secrets(text)]
+    for begin in PRIVATE_KEY_TEXT.finditer(text):
+        end = KEY_END.search(text, begin.end())
+        stop = end.start() if end else len(text)
+        for run in KEY_MATERIAL.finditer(text, begin.end(), stop):
+            if not any(a <= run.start() and run.end() <= b for a, b in spans):
+                return True
+    return False
 
 
 def _minified(text: str) -> bool:
