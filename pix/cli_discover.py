@@ -130,9 +130,11 @@ def _from_here(roots: list[str], cwd: Path | None) -> list[str]:
         if given.is_absolute():
             out.append(name)
             continue
-        full = Path(os.path.normpath(base / given))
-        try:
-            out.append(full.relative_to(top).as_posix())
-        except ValueError:  # outside, or `base` reached through a link: judged physically
+        full = Path(os.path.normpath(base / given))  # `..` as the shell reads it
+        for candidate in (full, full.resolve()):  # (the top is physical: a link to the tree)
+            if candidate == top or top in candidate.parents:
+                out.append(candidate.relative_to(top).as_posix())
+                break
+        else:  # outside: discover judges it, and says so
             out.append(str(full))
     return out

@@ -67,10 +67,9 @@ def locate(path: str | None = None, db: str | None = None) -> Target:
     given = db or os.environ.get("PIX_DB")
     db_path = Path(given or root / ".pix.db").expanduser().resolve()
     if given and db_path.is_dir():  # a mistyped --db: bad input (exit 2), not a damaged file
-        where = "--db" if db else "PIX_DB"
         raise UsageError(
-            f"{where} names a folder, {db_path}, not a database file",
-            hint=f"name a file, e.g. {where} {db_path / '.pix.db'}",
+            f"the database path {db_path} names a folder, not a database file",
+            hint=f"name a file, e.g. {db_path / '.pix.db'}",
         )
     for where, fix in (
         (root, "rename the folder: pix records its path as text"),

@@ -627,6 +627,15 @@ def test_cli_roots_are_relative_to_the_folder_pix_runs_in(repo):
     assert code == 0 and [c["path"] for c in body["candidates"]] == ["tests/test_store.py"]
 
 
+def test_cli_roots_from_a_folder_reached_through_a_link(repo, tmp_path):
+    link = tmp_path / "link"
+    link.symlink_to(repo, target_is_directory=True)
+    code, body, err = pix_json("discover", "-l", "load=load_session", "--json",
+                               "--root", ".", "--cwd", str(link / "app"), cwd=tmp_path)  # fmt: skip
+    assert code == 0, err
+    assert [x["root"] for x in body["coverage"]["roots"]] == ["app"]
+
+
 def test_cli_short_form_json_and_exit_codes(repo, tmp_path):
     code, out, err = pix("discover", "-l", "load=load_session", "-r", r"cls=class\s+\w+",
                          "--root", "app", "--root", "../x", cwd=repo)  # fmt: skip

@@ -542,7 +542,7 @@ def test_a_folder_given_as_the_database_is_bad_input(make_repo, tmp_path):
     for command in (("index", str(repo)), ("query", "x", "--cwd", str(repo))):
         code, out, err = pix(*command, "--db", str(tmp_path))
         assert code == 2 and out == "" and err.count("\n") == 1, (command, err)
-        assert f"--db names a folder, {tmp_path}, not a database file" in err
+        assert f"the database path {tmp_path} names a folder, not a database file" in err
     assert list(tmp_path.iterdir()) == [repo]  # nothing written into the folder
 
 

@@ -483,7 +483,7 @@ def test_a_server_that_could_never_answer_is_refused_before_it_serves(tmp_path):
     code, out, err = pix("mcp", "--cwd", str(a_file), cwd=tmp_path, stdin="")
     assert (code, out) == (2, "") and err == f"pix: error: not a folder: {a_file}\n"
     code, out, err = pix("mcp", "--db", str(tmp_path), cwd=tmp_path, stdin="")
-    assert (code, out) == (2, "") and err.startswith(f"pix: error: --db names a folder, {tmp_path}")
+    assert (code, out) == (2, "") and f"path {tmp_path} names a folder" in err
     (tmp_path / ".pix.db").mkdir()  # a folder where the database belongs: unusable, exit 4
     code, out, err = pix("mcp", cwd=tmp_path, stdin="")
     assert (code, out) == (4, "") and err.startswith(f"pix: error: {tmp_path / '.pix.db'} is a")
