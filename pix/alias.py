@@ -25,7 +25,7 @@ import jsonschema
 from pix.errors import UsageError
 from pix.index import locate
 from pix.ingest import scan
-from pix.query import MAX_QUERY_CHARS, QueryEngine, QueryRequest, check_request
+from pix.query import MAX_QUERY_CHARS, TOP_MAX, TOP_MIN, QueryEngine, QueryRequest, check_request
 from pix.schemas import bundled
 from pix.store import open_store
 from pix.store.db import Store, now_iso
@@ -184,6 +184,12 @@ def add(store: Store, name: str, spec: object, force: bool = False) -> dict:
     """Save `spec` as `name` in one transaction. A clash is refused unless `force`."""
     check_name(name)
     clean = check_spec(spec)
+    top = clean.get("top")
+    if top is not None and not TOP_MIN <= top <= TOP_MAX:  # every run would clamp it and warn
+        raise UsageError(
+            f"alias spec: top {top} is outside {TOP_MIN}-{TOP_MAX}",
+            hint=f"save it with a top from {TOP_MIN} to {TOP_MAX}",
+        )
     created = now_iso()
     with store.write() as conn:
         existed = conn.execute(EXISTS, (name,)).fetchone() is not None

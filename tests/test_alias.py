@@ -321,7 +321,12 @@ def test_add_refuses_what_a_query_would_refuse(env):
     # A branch name was saved, and every run of it refused (audit).
     code, _, err = cli("alias", "add", "branch", AREA, "--at", "main", root=root, db=db)
     assert code == 2 and "--at takes HEAD, a full commit sha" in err
-    assert stored(db) == {}
+    # A top every run would clamp, with a warning each time, was saved as given (audit).
+    for top in ("0", "101"):
+        code, _, err = cli("alias", "add", "wide", AREA, "--top", top, root=root, db=db)
+        assert code == 2 and f"top {top} is outside 1-100" in err
+    assert cli("alias", "add", "wide", AREA, "--top", "100", root=root, db=db)[0] == 0
+    assert set(stored(db)) == {"wide"}
 
 
 def test_aliases_need_an_index(tmp_path):
