@@ -49,12 +49,16 @@ def select_snapshot(store: Store, target: Target, at: str | None) -> Snapshot:
         if row is None:  # a database copied from elsewhere: its newest work-tree snapshot
             row = conn.execute(search_sql.NEWEST_ANY_WORKTREE_SNAPSHOT).fetchone()
         if row is None:
-            raise NotIndexedError(
-                f"{target.db} holds no work-tree snapshot",
-                hint="pass --at with an indexed commit: a bare repository has no work tree"
-                if target.bare
-                else "run `pix index`, or pass --at with an indexed commit",
-            )
+            if target.bare:
+                hint = "pass --at with an indexed commit: a bare repository has no work tree"
+            elif not conn.execute(sql.ANY_SNAPSHOT).fetchone()[0]:  # a first index running?
+                hint = (
+                    "run `pix index`; if one is running, ask again once it has read the files "
+                    "(its first snapshot is written then, seconds before the transformer starts)"
+                )
+            else:
+                hint = "run `pix index`, or pass --at with an indexed commit"
+            raise NotIndexedError(f"{target.db} holds no work-tree snapshot", hint=hint)
         return _snapshot(row, None)
     sha = _resolve_at(store, target, at)
     row = conn.execute(search_sql.SNAPSHOT_FOR_COMMIT, (sha,)).fetchone()

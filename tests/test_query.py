@@ -31,6 +31,7 @@ from pix.errors import NotIndexedError, UsageError
 from pix.index import index_repository
 from pix.query import QueryRequest, query
 from pix.retrieve.rank import FILE_CHUNKS, FILE_DECAY
+from pix.store import open_store
 
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schema"
 RESPONSE_SCHEMA = json.loads((SCHEMA_DIR / "query-response.v2.json").read_text(encoding="utf-8"))
@@ -700,6 +701,17 @@ def test_an_unindexed_commit_on_the_command_line(history):
     assert envelope["error"]["code"] == "not_indexed"
     assert c2 in envelope["error"]["hint"]
     assert "Traceback" not in err
+
+
+def test_a_database_with_no_snapshot_yet_says_a_first_index_may_be_running(make_repo):
+    """A query while the first `pix index` still reads the files said only "run pix index"
+    (audit): that database has its tables and no snapshot yet."""
+    repo = make_repo({"app/greet.py": "def greet(name):\n    return name\n"})
+    open_store(repo / ".pix.db", create=True).close()  # what a first index makes first
+    with pytest.raises(NotIndexedError) as caught:
+        query(QueryRequest("greet"), cwd=str(repo))
+    assert caught.value.exit_code == 3
+    assert "if one is running" in caught.value.hint
 
 
 def test_a_commit_known_only_by_a_dirty_work_tree_says_why_it_is_not_indexed(make_repo, index):
