@@ -636,6 +636,19 @@ def test_cli_roots_from_a_folder_reached_through_a_link(repo, tmp_path):
     assert [x["root"] for x in body["coverage"]["roots"]] == ["app"]
 
 
+def test_roots_of_another_folders_database_are_its_trees(repo, tmp_path):
+    """--db naming another repository's database, asked from a folder outside it: roots are
+    that repository's (audit: `roots: ["src"]` was "no longer exists in the work tree")."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    request = {"queries": [lit("load", "load_session")], "roots": ["tests"]}
+    response = discover(request, db=str(repo / ".pix.db"), cwd=str(elsewhere))
+    RESPONSE.validate(response)
+    (root,) = response["coverage"]["roots"]
+    assert root["status"] == "searched" and root["path"] == "tests"
+    assert [c["path"] for c in response["candidates"]] == ["tests/test_store.py"]
+
+
 def test_cli_short_form_json_and_exit_codes(repo, tmp_path):
     code, out, err = pix("discover", "-l", "load=load_session", "-r", r"cls=class\s+\w+",
                          "--root", "app", "--root", "../x", cwd=repo)  # fmt: skip

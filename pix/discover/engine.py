@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import apsw
 import regex
@@ -34,7 +35,7 @@ from pix.discover.verify import Excerpt, FileResult, Matcher
 from pix.errors import UsageError
 from pix.index import locate
 from pix.output.render import shown_path
-from pix.snapshot import changed_files, select_snapshot
+from pix.snapshot import changed_files, select_snapshot, tree_elsewhere
 from pix.store import open_store, sql
 from pix.store.db import Store
 
@@ -199,7 +200,10 @@ def _run(store: Store, target, req: Request, started: float, reveal: bool) -> di
         indexed = list(files)  # sorted by path (SQL ORDER BY path: code point order)
         skipped = conn.execute(sql.DISCOVER_SKIPPED, (snapshot.id,)).fetchall()
         stale = changed_files(store, target, snapshot)
-        roots = _resolve_roots(req, target.root, indexed, skipped, stale)
+        # Roots are the indexed tree's: another folder's when --db names its database (audit:
+        # from /tmp, `roots: ["src"]` of fzf's database was "no longer exists").
+        top = Path(tree_elsewhere(snapshot, target) or target.root).resolve()
+        roots = _resolve_roots(req, top, indexed, skipped, stale)
         masking = Shown(store, target, files, reveal, req.snippet_length)
         cells, hits = _search(store, req, matchers, narrowings, roots, files, deadline, masking)
         if stale:
