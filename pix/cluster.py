@@ -123,13 +123,25 @@ def index_workspace(
     t0 = time.perf_counter()
     if ray is None or not embed:
         report = WorkspaceReport([], skipped)
+        failures: list[PixError] = []
         for shard in shards:
             progress.note(f"{shard.name}: indexing {shard.root}")
-            one = index_repository(
-                str(shard.root), str(shard.db), max_bytes=max_bytes, embed=embed, progress=progress
-            )
+            try:
+                one = index_repository(
+                    str(shard.root), str(shard.db), max_bytes=max_bytes, embed=embed,
+                    progress=progress,
+                )  # fmt: skip
+            except Exception as exc:  # one repository's failure: the others are still indexed
+                if interrupt.requested():
+                    raise
+                failures.append(error := as_pix_error(exc))
+                report.skipped[shard.name] = f"failed: {error.message}"
+                progress.note(f"{shard.name}: not indexed ({error.message})")
+                continue
             report.repos.append({"name": shard.name, "report": one.describe()})
             report.embedded += one.embedded
+        if failures and not report.repos:  # nothing indexed: the first failure is the answer
+            raise failures[0]
     else:
         report = _with_ray(ray, shards, skipped, ray_address, cpus, max_bytes, progress)
     report.seconds["total"] = round(time.perf_counter() - t0, 3)

@@ -325,3 +325,24 @@ def test_ray_options_are_checked_before_anything_starts(tmp_path):
         assert code == 2, (args, err)
         assert says in err and len(err.strip().splitlines()) == 1, (args, err)
     assert not (ws / "one" / ".pix.db").exists()
+
+
+def test_a_repository_that_fails_is_named_and_the_others_are_indexed(tmp_path):
+    """`pix index --workspace` stopped at the first repository that failed, losing the
+    others' work and naming no repository (second audit)."""
+    ws = workspace(tmp_path / "ws", {"one": SHARED, "two": SHARED, "three": SHARED})
+    (ws / "two" / ".pix.db").write_bytes(b"not a database at all" * 50)
+    code, report, err = pix_json(
+        "index", "--workspace", str(ws), "--static-only", "--json", cwd=tmp_path
+    )
+    assert code == 0, err
+    jsonschema.validate(report, bundled("index-workspace-response.v1.json"))
+    assert [r["name"] for r in report["repos"]] == ["one", "three"]
+    assert report["skipped"]["two"].startswith("failed: ")
+    assert "not a pix database" in report["skipped"]["two"]
+    assert (ws / "three" / ".pix.db").exists()
+    for name in ("one", "three"):  # nothing indexed at all: the first failure is the answer
+        (ws / name / ".pix.db").unlink()
+        (ws / name / ".pix.db").write_bytes(b"x" * 100)
+    code, _, err = pix("index", "--workspace", str(ws), "--static-only", cwd=tmp_path)
+    assert code == 4 and "not a pix database" in err.strip().splitlines()[-1]
