@@ -13,7 +13,7 @@ from typing import ClassVar
 import apsw
 import numpy as np
 
-from pix.errors import NotIndexedError, PixError, UsageError
+from pix.errors import DatabaseError, NotIndexedError, PixError, UsageError
 from pix.index import index_repository, locate
 from pix.ingest import redact, scan
 from pix.ingest.embed import check_identity, model_identity, quantize
@@ -163,12 +163,20 @@ class QueryEngine:
         return ShownFile(text, conn.execute(sql.SECRETS_OF_BLOB, (blob,)).fetchall(), original)
 
     def answer(self, run: Callable[[], dict]) -> dict:
-        """Run one answer; a damaged file surfaces as odd SQL errors, so check it then."""
+        """Run one answer; a damaged file surfaces as odd SQL errors, so check it then, and a
+        damaged page read is said with the file's path (a workspace has several)."""
         try:
             return run()
         except apsw.SQLError as exc:
             self.store.check_integrity()
             raise exc
+        except (apsw.CorruptError, apsw.NotADBError) as exc:
+            raise DatabaseError(
+                f"the database {self.target.db} is damaged ({exc})",
+                hint="`pix status` names the damage; `pix index --rebuild` builds the index "
+                "anew from the work tree (a database without one is indexed again where its "
+                "tree is), keeping the saved aliases it can still read",
+            ) from None
 
     def close(self) -> None:
         self.store.close()

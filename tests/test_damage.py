@@ -83,6 +83,7 @@ def test_a_read_that_meets_a_damaged_page_names_the_fix(env):
         code, envelope, err = pix_json(*command, "--json", cwd=repo)
         assert code == 4, (command, err)
         assert "pix index --rebuild" in envelope["error"]["hint"], envelope
+        assert str(db) in envelope["error"]["message"]  # which database (a workspace has many)
 
 
 def test_a_zeroed_page_is_refused_with_the_fix_and_rebuild_swaps_in_a_whole_index(env):
