@@ -523,6 +523,11 @@ def run_query(
         }
         hydrated = hydrate(files, selected, request, ranked[0].score if ranked else 0.0, reveal)
         results, budget_cut = apply_budget(hydrated, request.max_characters)
+        if hydrated and not results:  # a JSON reader has no footer line to tell it
+            warnings.append(
+                f"the character budget ({request.max_characters:,}) cut every result; "
+                "raise it (0: no limit) to see them"
+            )
         redactions = Redactions(reveal)
         for res in results:
             lines = shown_lines(res)

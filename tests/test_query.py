@@ -468,6 +468,8 @@ def test_a_budget_too_small_for_anything(corpus, mode):
     response = ask(corpus, CELSIUS, mode=mode, top=3, max_characters=1)
     assert response["results"] == []
     assert response["omitted"]["budget"] == 3
+    # A JSON reader (an agent over MCP) has no footer line: the warning says it (audit).
+    assert any("cut every result" in w for w in response["warnings"])
 
 
 def test_a_large_file_cut_to_a_small_budget_is_the_only_result(corpus):
