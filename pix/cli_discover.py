@@ -78,6 +78,7 @@ def discover_cmd(
     from pix.discover.request import request_from_flags
 
     flags = [literal, regex, root, glob, ignore_case, native_only, max_candidates]
+    shards = _workspace(workspace, db)
     if input_ is not None:
         if any(flag for flag in flags):
             raise errors.UsageError("--input is exclusive with the flags that shape the request")
@@ -85,13 +86,13 @@ def discover_cmd(
         if detailed and isinstance(request, dict):  # an output option: it may refine --input
             request = {**request, "outputMode": "detailed"}
     else:
-        roots = _from_here(root or [], cwd) if workspace is None and len(db or []) < 2 else root
+        # A workspace's roots are each repository's own, from its top.
+        roots = (root or []) if shards is not None else _from_here(root or [], cwd)
         request = request_from_flags(
-            literal or [], regex or [], roots or [], glob or [], ignore_case, native_only,
+            literal or [], regex or [], roots, glob or [], ignore_case, native_only,
             detailed, max_candidates,
         )  # fmt: skip
     warn_revealed(show_secrets)
-    shards = _workspace(workspace, db)
     if shards is not None:
         from pix.shards_tools import discover_shards
 
@@ -120,6 +121,8 @@ def _from_here(roots: list[str], cwd: Path | None) -> list[str]:
     `--root ../helper` was "outside the repository" and `--root .` searched all of it). A
     root inside the repository becomes its path from the top; any other is passed on whole,
     for discover to judge (outside, or through a link)."""
+    if not roots:  # (locating the repository runs git)
+        return []
     from pix.index import locate
 
     base = (cwd or Path.cwd()).absolute()

@@ -123,7 +123,7 @@ def index_workspace(
     t0 = time.perf_counter()
     if ray is None or not embed:
         report = WorkspaceReport([], skipped)
-        failures: list[PixError] = []
+        first_failure: PixError | None = None
         for shard in shards:
             progress.note(f"{shard.name}: indexing {shard.root}")
             try:
@@ -134,14 +134,15 @@ def index_workspace(
             except Exception as exc:  # one repository's failure: the others are still indexed
                 if interrupt.requested():
                     raise
-                failures.append(error := as_pix_error(exc))
+                error = as_pix_error(exc)
+                first_failure = first_failure or error
                 report.skipped[shard.name] = f"failed: {error.message}"
                 progress.note(f"{shard.name}: not indexed ({error.message})")
                 continue
             report.repos.append({"name": shard.name, "report": one.describe()})
             report.embedded += one.embedded
-        if failures and not report.repos:  # nothing indexed: the first failure is the answer
-            raise failures[0]
+        if first_failure is not None and not report.repos:  # nothing indexed: say why
+            raise first_failure
     else:
         report = _with_ray(ray, shards, skipped, ray_address, cpus, max_bytes, progress)
     report.seconds["total"] = round(time.perf_counter() - t0, 3)

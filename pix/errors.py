@@ -59,6 +59,13 @@ class DatabaseError(PixError):
     code = "unusable_database"
 
 
+# The fix for a damaged database, wherever the damage is met (pix status, pix index, an answer).
+REBUILD_HINT = (
+    "run `pix index --rebuild`: it rebuilds the index from the work tree into a fresh file "
+    "and swaps it in, keeping the saved aliases it can still read"
+)
+
+
 class ConflictError(PixError):
     """Another process got in the way: it held the database's lock past the wait
     (PIX_LOCK_TIMEOUT), or replaced the file while this one wrote (`pix index --rebuild`).
@@ -75,11 +82,7 @@ def as_pix_error(exc: BaseException) -> PixError:
     if isinstance(exc, PixError):
         return exc
     if isinstance(exc, apsw.CorruptError | apsw.NotADBError):
-        return DatabaseError(
-            f"the database is corrupt: {exc}",
-            hint="`pix status` names the damage; `pix index --rebuild` builds the index anew "
-            "from the work tree, keeping the saved aliases it can still read",
-        )
+        return DatabaseError(f"the database is corrupt: {exc}", hint=REBUILD_HINT)
     if isinstance(exc, apsw.BusyError):
         return ConflictError(
             "the database is busy: another process held its lock past the wait; try again",

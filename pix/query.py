@@ -13,7 +13,7 @@ from typing import ClassVar
 import apsw
 import numpy as np
 
-from pix.errors import DatabaseError, NotIndexedError, PixError, UsageError
+from pix.errors import REBUILD_HINT, DatabaseError, NotIndexedError, PixError, UsageError
 from pix.index import index_repository, locate
 from pix.ingest import redact, scan
 from pix.ingest.embed import check_identity, model_identity, quantize
@@ -172,10 +172,7 @@ class QueryEngine:
             raise exc
         except (apsw.CorruptError, apsw.NotADBError) as exc:
             raise DatabaseError(
-                f"the database {self.target.db} is damaged ({exc})",
-                hint="`pix status` names the damage; `pix index --rebuild` builds the index "
-                "anew from the work tree (a database without one is indexed again where its "
-                "tree is), keeping the saved aliases it can still read",
+                f"the database {self.target.db} is damaged ({exc})", hint=REBUILD_HINT
             ) from None
 
     def close(self) -> None:

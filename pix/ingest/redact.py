@@ -253,6 +253,8 @@ _KEY_HEADER = re.compile(r"[A-Za-z][A-Za-z-]{1,30}: .{0,200}")  # Proc-Type:, Ve
 _KEY_GLUE = re.compile(r"(?:\\[nr]|[\s\"'+,]){0,1000}")
 # A body needs 16 base64 chars in a row: `...` or prose between markers is not a key.
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/=]{16}")
+# Key material as a key's lines hold it: a long run of base64.
+_KEY_MATERIAL = re.compile(r"[A-Za-z0-9+/]{40,}")
 
 
 _NEEDLES = tuple(needle for rule in _TOKEN_RULES for needle in rule.needles)
@@ -268,6 +270,23 @@ def may_hold_secret(line: str) -> bool:
 def has_private_key(text: str) -> bool:
     """Whether `text` holds a private key marker: the one secret that spans lines."""
     return "PRIVATE KEY" in text
+
+
+def unmasked_private_key(text: str) -> bool:
+    """Whether a run of base64 after a private key's BEGIN line (up to its END line) lies
+    outside every secret find_secrets finds: the key rules read PEM lines, JSON strings and
+    concatenated literals, not every way code can hold a key (a C macro's continued lines,
+    CR LF escapes, a comment's margin). Such a file is not indexed (pix.ingest.scan)."""
+    if not has_private_key(text):
+        return False
+    spans = [(s.start, s.end) for s in find_secrets(text)]
+    for begin in _KEY_BEGIN.finditer(text):
+        end = _KEY_END.search(text, begin.end())
+        stop = end.start() if end else len(text)
+        for run in _KEY_MATERIAL.finditer(text, begin.end(), stop):
+            if not any(a <= run.start() and run.end() <= b for a, b in spans):
+                return True
+    return False
 
 
 def find_secrets(text: str, language: str | None = None) -> list[Secret]:

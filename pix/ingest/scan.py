@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pix.errors import NotIndexedError, PixError, UsageError
+from pix.ingest.redact import unmasked_private_key
 
 DEFAULT_MAX_BYTES = 1 << 20
 DB_NAMES = (".pix.db", ".pix.db-wal", ".pix.db-shm", ".pix.db-journal")
@@ -34,7 +35,6 @@ SECRET_NAMES = re.compile(
 # `.env.example` and friends document settings; they are not the secrets themselves.
 SECRET_EXAMPLES = re.compile(r"\.(example|sample|template|dist)$", re.I)
 PRIVATE_KEY = re.compile(rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")
-PRIVATE_KEY_TEXT = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 # An armored block (a key, a certificate), to its END line or the end of the file.
 ARMORED = re.compile(
     rb"-----BEGIN [A-Z0-9 ]{1,60}-----.*?(?:-----END [A-Z0-9 ]{1,60}-----|\Z)", re.S
@@ -45,8 +45,6 @@ ARMORED = re.compile(
 # (pix/ingest/redact.py), so that a test suite with a key in one template string (hono's
 # jwt.test.ts, 1,774 lines) stays searchable.
 KEY_FILE_SHARE = 0.5
-KEY_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
-KEY_MATERIAL = re.compile(r"[A-Za-z0-9+/]{40,}")  # a run of base64, as a key's lines are
 GENERATED_NAMES = re.compile(
     r"""(^|/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|poetry\.lock|Pipfile\.lock
     |composer\.lock|Gemfile\.lock|Cargo\.lock|uv\.lock|go\.sum)$|\.(min\.(js|css)|map|pb\.go)$
@@ -439,24 +437,7 @@ def _key_file(data: bytes) -> bool:
     armored = sum(m.end() - m.start() for m in ARMORED.finditer(data))
     if armored >= KEY_FILE_SHARE * len(data.strip()):
         return True
-    return _unmasked_key(data.decode("utf-8", "replace"))
-
-
-def _unmasked_key(text: str) -> bool:
-    """Whether a run of base64 after a private key's BEGIN line (up to its END line) lies
-    outside every secret the masking finds: the key rules read PEM lines, JSON strings and
-    concatenated literals, not every way code can hold a key (a C macro's continued lines,
-    CR LF escapes, a comment's margin), and such a key must not be stored as it is (review)."""
-    from pix.ingest.redact import find_secrets
-
-    spans = [(s.start, s.end) for s in find_secrets(text)]
-    for begin in PRIVATE_KEY_TEXT.finditer(text):
-        end = KEY_END.search(text, begin.end())
-        stop = end.start() if end else len(text)
-        for run in KEY_MATERIAL.finditer(text, begin.end(), stop):
-            if not any(a <= run.start() and run.end() <= b for a, b in spans):
-                return True
-    return False
+    return unmasked_private_key(data.decode("utf-8", "replace"))
 
 
 def _minified(text: str) -> bool:

@@ -54,7 +54,7 @@ from pix.retrieve.route import Route
 from pix.store import define_sql
 from pix.store.db import Store
 
-CHANNEL = "definition"
+CHANNEL = lift.DEFINITION
 MAX_FILES = 3
 MAX_NAMES = 8
 MAX_ROWS = 200

@@ -19,9 +19,10 @@ from pix.retrieve.hits import Hit, order
 from pix.retrieve.priors import ROLE_FACTORS, path_role
 from pix.retrieve.search import RRF_K
 
-# The channels of the steps built on this module (pix.retrieve.define.CHANNEL and
-# pix.retrieve.phrase.CHANNEL; tests/test_pack.py checks the two agree).
-STEP_CHANNELS = frozenset({"definition", "phrase"})
+# The channels of the steps built on this module (pix.retrieve.define and .phrase take their
+# names from here, so that `lifted` knows every one).
+DEFINITION, PHRASE = "definition", "phrase"
+STEP_CHANNELS = frozenset({DEFINITION, PHRASE})
 
 
 def lifted(hit: Hit) -> bool:

@@ -53,7 +53,7 @@ from pix.store import codec, define_sql, phrase_sql, sql
 from pix.store.db import Store
 from pix.store.fts import fts_string
 
-CHANNEL = "phrase"
+CHANNEL = lift.PHRASE
 MIN_CHARS = 12
 MIN_WORDS = 2
 MAX_CHARS = 200

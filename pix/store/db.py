@@ -22,7 +22,14 @@ import apsw
 import sqlite_vec
 
 from pix import interrupt
-from pix.errors import ConflictError, DatabaseError, NotIndexedError, PixError, UsageError
+from pix.errors import (
+    REBUILD_HINT,
+    ConflictError,
+    DatabaseError,
+    NotIndexedError,
+    PixError,
+    UsageError,
+)
 from pix.paths import MIGRATIONS_DIR
 from pix.store import codec
 
@@ -83,12 +90,6 @@ def known_migrations() -> dict[str, Traversable]:
 
 def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-REBUILD_HINT = (
-    "run `pix index --rebuild`: it rebuilds the index from the work tree into a fresh file "
-    "and swaps it in, keeping the saved aliases it can still read"
-)
 
 
 def file_identity(path: Path, content: bool = False) -> tuple[int, ...] | None:
