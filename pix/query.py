@@ -18,6 +18,7 @@ from pix.index import index_repository, locate
 from pix.ingest import redact, scan
 from pix.ingest.embed import check_identity, model_identity, quantize
 from pix.output.budget import apply_budget
+from pix.output.render import shown_path
 from pix.output.result import hydrate, project, shown_lines, warn_unrevealed
 from pix.output.shown import Redactions, ShownFile
 from pix.pathglob import glob_regex
@@ -398,7 +399,7 @@ def retrieve(
         if changed is None:
             changed = changed_files(store, target, snapshot)
         if changed:
-            sample = ", ".join(changed[:3]) + (" …" if len(changed) > 3 else "")
+            sample = ", ".join(map(shown_path, changed[:3])) + (" …" if len(changed) > 3 else "")
             warnings.append(
                 f"{len(changed)} file(s) changed since this snapshot was indexed ({sample}); "
                 "run with --refresh or `pix index` to include them"

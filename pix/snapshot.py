@@ -69,7 +69,10 @@ def select_snapshot(store: Store, target: Target, at: str | None) -> Snapshot:
             hint += f"; the nearest indexed ancestor is {ancestor} (not queried)"
         why = ""
         if conn.execute(search_sql.DIRTY_SNAPSHOT_AT, (sha,)).fetchone():  # (pix status lists it)
-            why = " (the work tree's snapshot at it has uncommitted changes: not its content)"
+            why = (
+                " (the work tree's snapshot at it is not its content: uncommitted changes, a"
+                " sparse checkout or files marked assume-unchanged)"
+            )
         raise NotIndexedError(f"commit {sha} is not indexed{why}", hint=hint)
     return _snapshot(row, at)
 

@@ -681,3 +681,12 @@ def test_cli_short_form_json_and_exit_codes(repo, tmp_path):
     bare.mkdir()
     code, body, _ = pix_json("discover", "-l", "a=abc", "--json", cwd=bare)
     assert code == 3 and body["error"]["code"] == "not_indexed"
+
+
+def test_a_root_with_a_newline_in_its_name_stays_on_its_line(repo):
+    write(repo, {"odd\nname.py": "load_session = None\n"})
+    code, out, err = pix("discover", "-l", "load=load_session", "--root", "odd\nname.py",
+                         "--detailed", cwd=repo)  # fmt: skip
+    assert code == 0, err
+    assert '"odd\\nname.py"' in out
+    assert not any(line.startswith("name.py") for line in out.splitlines()), out

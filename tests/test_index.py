@@ -187,6 +187,74 @@ def test_symlinks_are_not_followed(make_repo, index, tmp_path):
     assert not rows(db, "SELECT 1 FROM chunk_text WHERE text LIKE '%SECRET_OUTSIDE%'")
 
 
+def test_a_tracked_file_behind_a_symlinked_folder_is_gone_not_read(make_repo, index, tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "settings.py").write_text("OUTSIDE_THE_REPOSITORY = 1\n")
+    repo = make_repo({"conf/settings.py": "INSIDE = 1\n", "a.py": "x = 1\n"})
+    index(repo)
+    shutil.rmtree(repo / "conf")
+    (repo / "conf").symlink_to(outside)  # git now sees conf/settings.py deleted
+    report = index(repo)
+    db = repo / ".pix.db"
+    assert not rows(db, "SELECT 1 FROM chunk_text WHERE text LIKE '%OUTSIDE_THE_REPOSITORY%'")
+    files = rows(db, "SELECT path FROM snapshot_file WHERE snapshot_id = ?", report.snapshot_id)
+    assert [p for (p,) in files] == ["a.py"]
+    assert report.dirty
+    code, out, err = pix("query", "OUTSIDE_THE_REPOSITORY", "--channel", "bm25", cwd=repo)
+    assert code == 0 and "settings.py" not in out, err
+
+
+def test_text_in_utf16_is_not_text_rather_than_binary(make_repo, index):
+    repo = make_repo(
+        {
+            "notes.txt": b"\xff\xfe" + "utf sixteen words\r\n".encode("utf-16-le"),
+            "big_endian.txt": b"\xfe\xff" + "more words".encode("utf-16-be"),
+            "logo.png": b"\x89PNG\r\n\x1a\n\x00\x00binary",
+            "a.py": "x = 1\n",
+        }
+    )
+    index(repo)
+    assert dict(rows(repo / ".pix.db", "SELECT path, reason FROM skipped")) == {
+        "big_endian.txt": "not_text",
+        "logo.png": "binary",
+        "notes.txt": "not_text",
+    }
+
+
+def test_a_checkout_while_the_files_are_read_makes_the_snapshot_dirty(make_repo):
+    from pix.index import _dirty, locate
+    from pix.ingest import scan
+
+    repo = make_repo({"a.py": "x = 1\n"})
+    git(repo, "checkout", "-q", "-b", "feature")
+    write(repo, {"a.py": "x = 2\n"})
+    commit(repo, "feature")
+    listing = scan.list_worktree(repo)  # what index_repository reads the files by
+    assert not _dirty(locate(str(repo)), listing)
+    git(repo, "checkout", "-q", "main")  # clean again, but at another commit
+    assert git(repo, "status", "--porcelain") == ""
+    assert _dirty(locate(str(repo)), listing)
+
+
+def test_a_sparse_checkout_is_not_taken_for_its_commit(make_repo, index):
+    repo = make_repo({"a/x.py": "def in_a():\n    return 1\n", "b/y.py": "SPARSE_B = 1\n"})
+    git(repo, "sparse-checkout", "set", "a")
+    assert not (repo / "b").exists()
+    report = index(repo)
+    assert report.dirty  # b/y.py is the commit's, and not in this snapshot
+    code, out, err = pix("query", "SPARSE_B", "--at", "HEAD", cwd=repo)
+    assert code == 3 and "sparse checkout" in err, (out, err)
+
+
+def test_an_assume_unchanged_edit_is_not_taken_for_its_commit(make_repo, index):
+    repo = make_repo({"config.py": "DEBUG = False\n", "a.py": "x = 1\n"})
+    git(repo, "update-index", "--assume-unchanged", "config.py")
+    write(repo, {"config.py": "DEBUG = True  # LOCAL_EDIT\n"})
+    assert git(repo, "status", "--porcelain") == ""  # git does not see the edit
+    assert index(repo).dirty
+
+
 def test_a_name_that_is_not_utf8_is_skipped_and_the_rest_indexed(make_repo, index, tmp_path):
     # git and the file system give such a name as bytes SQLite cannot store as text: the file
     # is skipped as unreadable under its name with \\x escapes, never the whole tree.
@@ -342,6 +410,24 @@ def test_non_git_folder_honours_gitignore_and_noise(tmp_path, index):
     assert report.kind == "folder" and report.commit is None
     paths = [r[0] for r in rows(folder / ".pix.db", "SELECT path FROM snapshot_file ORDER BY path")]
     assert paths == [".gitignore", "src/main.py"]
+
+
+def test_a_subfolder_of_an_indexed_plain_folder_uses_its_index(tmp_path, index):
+    folder = tmp_path / "plain"
+    write(folder, {"src/deep/main.py": "def plain_folder_marker():\n    pass\n"})
+    index(folder)
+    sub = folder / "src" / "deep"
+    code, out, err = pix("query", "plain_folder_marker", "--channel", "bm25", cwd=sub)
+    assert code == 0 and "src/deep/main.py" in out, err
+    write(folder, {"src/other.py": "def second_marker():\n    pass\n"})
+    assert pix("index", "--static-only", cwd=sub)[0] == 0  # updates the folder's index
+    assert not (sub / ".pix.db").exists()
+    code, out, err = pix("query", "second_marker", "--channel", "bm25", cwd=sub)
+    assert code == 0 and "src/other.py" in out, err
+    # A folder beside it, not under it, is not the indexed folder's.
+    write(tmp_path, {"apart/x.py": "x = 1\n"})
+    code, _, err = pix("query", "x", cwd=tmp_path / "apart")
+    assert code == 3 and str(tmp_path / "apart" / ".pix.db") in err
 
 
 def test_at_indexes_old_commit_exactly_with_dirty_worktree(make_repo, index):

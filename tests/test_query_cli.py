@@ -590,3 +590,13 @@ def test_json_with_another_format_is_refused_not_silently_preferred(repo):
         args = [*command, "--json", "--format", "text", "--at", "0123456789abcdef0123"]
         code, _, err = pix_json(*args, cwd=repo)
         assert code == 2, (command, err)
+
+
+def test_a_changed_file_with_a_newline_in_its_name_keeps_the_warning_on_one_line(make_repo):
+    repo = make_repo({"new\nline.py": "def apple():\n    pass\n", "b.py": "x = 1\n"})
+    assert pix("index", "--static-only", cwd=repo)[0] == 0
+    (repo / "new\nline.py").write_text("def apple():\n    return 2\n")
+    code, out, err = pix("query", "apple", cwd=repo)
+    assert code == 0, err
+    warning = [line for line in err.splitlines() if "changed since this snapshot" in line]
+    assert len(warning) == 1 and '"new\\nline.py"' in warning[0], err

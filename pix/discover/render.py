@@ -9,7 +9,7 @@ def _incomplete_line(hypothesis: dict) -> str:
     """One line per hypothesis; roots with the same status and reason share a clause."""
     groups: dict[tuple[str, str | None], list[str]] = {}
     for cell in hypothesis["cells"]:
-        groups.setdefault((cell["status"], cell.get("reason")), []).append(cell["root"])
+        groups.setdefault((cell["status"], cell.get("reason")), []).append(shown_path(cell["root"]))
     clauses = [
         f"{status} in {', '.join(roots)}" + (f" ({reason})" if reason else "")
         for (status, reason), roots in groups.items()
@@ -32,7 +32,7 @@ def render_text(response: dict, from_flags: bool = False) -> str:
         stale = "  [stale]" if c["stale"] else ""
         out.append(
             f"{c['rank']:>3}. {shown_path(c['path'])}  [{', '.join(c['hypotheses'])}]  "
-            f"roots: {', '.join(c['roots'])}  matches: {c['matchCount']}{stale}"
+            f"roots: {', '.join(map(shown_path, c['roots']))}  matches: {c['matchCount']}{stale}"
         )
         for e in c["excerpts"]:
             out.append(f"       {shown_path(c['path'])}:{e['line']}  {e['text']}")
@@ -49,7 +49,9 @@ def render_text(response: dict, from_flags: bool = False) -> str:
     for h in response["incompleteHypotheses"]:
         out.append(_incomplete_line(h))
     if cov["absenceEvidence"]:
-        pairs = ", ".join(f"{a['hypothesis']} in {a['root']}" for a in cov["absenceEvidence"])
+        pairs = ", ".join(
+            f"{a['hypothesis']} in {shown_path(a['root'])}" for a in cov["absenceEvidence"]
+        )
         out.append(f"absent (complete search, no match): {pairs}")
     for h in cov["hypotheses"]:
         n = h["narrowing"]
@@ -58,7 +60,7 @@ def render_text(response: dict, from_flags: bool = False) -> str:
     for r in cov["roots"]:
         out.append("root " + _root_line(r))
     if response["stale"]["count"]:
-        files = ", ".join(response["stale"]["files"])
+        files = ", ".join(map(shown_path, response["stale"]["files"]))
         more = " …" if response["stale"]["truncated"] else ""
         count = response["stale"]["count"]
         out.append(f"stale: {count} file(s) changed since indexing: {files}{more}")
@@ -67,7 +69,7 @@ def render_text(response: dict, from_flags: bool = False) -> str:
         for cell in response["matrix"]:
             mark = "complete" if cell["complete"] else "incomplete"
             out.append(
-                f"  {cell['hypothesis']} x {cell['root']}: {cell['status']} ({mark}), "
+                f"  {cell['hypothesis']} x {shown_path(cell['root'])}: {cell['status']} ({mark}), "
                 f"{cell['matchedFiles']} file(s), {cell['matchingLines']} line(s), "
                 f"{cell['searchedFiles']}/{cell['candidateFiles']} verified"
             )
@@ -75,10 +77,11 @@ def render_text(response: dict, from_flags: bool = False) -> str:
 
 
 def _root_line(r: dict) -> str:
+    root = shown_path(r["root"])
     if r["status"] != "searched":
-        return f"{r['root']}: {r['status']}: {r['diagnostic']['message']}"
+        return f"{root}: {r['status']}: {r['diagnostic']['message']}"
     f = r["filter"]
-    text = f"{r['root']}: {r['files']} file(s) searched, filter {f['decision']}"
+    text = f"{root}: {r['files']} file(s) searched, filter {f['decision']}"
     if f["excluded"]:
         left = ", ".join(
             f"{cat} {n} ({', '.join(f['excludedFolders'][cat])})"
@@ -91,7 +94,7 @@ def _root_line(r: dict) -> str:
         text += ", not indexed: " + ", ".join(f"{k} {v}" for k, v in r["indexSkipped"].items())
     unsearched = r["unsearched"]
     if unsearched["count"]:
-        names = ", ".join(f"{f['path']} ({f['reason']})" for f in unsearched["files"])
+        names = ", ".join(f"{shown_path(f['path'])} ({f['reason']})" for f in unsearched["files"])
         more = " …" if unsearched["truncated"] else ""
         text += f"; never searched, so its cells are partial: {names}{more}"
     return text

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pix.output.render import shown_path
 from pix.pathglob import glob_regex
 from pix.retrieve.priors import VENDORED
 
@@ -116,6 +117,7 @@ def _inside(path: Path, top: Path) -> bool:
 def resolve_root(name: str, top: Path, indexed: list[str]) -> Root:
     """Where `name` lands in the repository whose (physical) top level is `top`."""
     root = Root(name)
+    shown = shown_path(name)  # a newline in a name must not split the one-line reason
     try:
         given = Path(name).expanduser()
         lexical = Path(os.path.normpath(given if given.is_absolute() else top / given))
@@ -129,13 +131,14 @@ def resolve_root(name: str, top: Path, indexed: list[str]) -> Root:
     # logical $PWD, macOS's /tmp) is inside it, and a link inside it that leaves it is not.
     if not _inside(physical, top):
         if not _inside(lexical, top):
+            where = shown_path(str(top))
             return root.diagnose(
-                "skipped", "outside_repository", f"{name} is outside the repository {top}"
+                "skipped", "outside_repository", f"{shown} is outside the repository {where}"
             )
         return root.diagnose(
             "skipped",
             "escapes_repository",
-            f"{name} leads outside the repository through a link (to {physical})",
+            f"{shown} leads outside the repository through a link (to {shown_path(str(physical))})",
         )
     rel = physical.relative_to(top).as_posix()
     root.rel = "" if rel == "." else rel
@@ -145,14 +148,14 @@ def resolve_root(name: str, top: Path, indexed: list[str]) -> Root:
             return root.diagnose(
                 "root_missing",
                 "removed_since_indexing",
-                f"{name} no longer exists in the work tree (the index still has it: stale)",
+                f"{shown} no longer exists in the work tree (the index still has it: stale)",
             )
-        return root.diagnose("root_missing", "not_found", f"{name} does not exist")
+        return root.diagnose("root_missing", "not_found", f"{shown} does not exist")
     if not has_indexed:
         return root.diagnose(
             "skipped",
             "nothing_indexed",
-            f"no indexed file under {name} (ignored by git, skipped by the indexer, or added "
+            f"no indexed file under {shown} (ignored by git, skipped by the indexer, or added "
             "since indexing)",
         )
     return root

@@ -141,6 +141,15 @@ def head_commit(root: Path) -> tuple[str | None, str | None]:
     return sha, branch or None
 
 
+def unvouched(root: Path) -> bool:
+    """Whether git's index has entries it does not compare with the work tree: a sparse
+    checkout's skip-worktree entries (files of the commit that are not in the work tree), or
+    files marked assume-unchanged (whose edits git status does not show). `git ls-files -v`
+    tags them `S` and in lower case."""
+    out = git(root, "ls-files", "-v", "-z")
+    return any(record[:1] == b"S" or record[:1].islower() for record in out.split(b"\0") if record)
+
+
 def blob_id(data: bytes) -> str:
     """git's blob id of these bytes, as `git hash-object --no-filters` computes it."""
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
@@ -178,11 +187,12 @@ def _stat_entries(root: Path, paths: Iterator[str], excluded: frozenset[str]) ->
     # Relative to one open directory: no Path object per file (this runs before every query,
     # for the stale-index check, over every file of the tree).
     top = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    folders: dict[str, bool] = {}
     try:
         for rel in paths:
             if is_own_file(rel, excluded):
                 continue
-            st = _tree_file(rel, top)
+            st = _tree_file(rel, top, folders)
             if st is not None:
                 is_link = (st.st_mode & 0o170000) == 0o120000
                 entries.append(Entry(rel, st.st_size, st.st_mtime_ns, None, is_link))
@@ -194,15 +204,38 @@ def _stat_entries(root: Path, paths: Iterator[str], excluded: frozenset[str]) ->
     return entries
 
 
-def _tree_file(rel: str, top: int) -> os.stat_result | None:
+def _tree_file(rel: str, top: int, folders: dict[str, bool]) -> os.stat_result | None:
     """The stat of a regular file or symlink of the tree (not followed); None for a path git
-    lists but the work tree no longer has, and for submodule directories and other non-files."""
+    lists but the work tree no longer has, for submodule directories and other non-files, and
+    for a path through a symlinked folder. `folders` caches _real_folder for one listing."""
+    if not _real_folder(rel.rpartition("/")[0], top, folders):
+        return None
     try:
         st = os.stat(rel, dir_fd=top, follow_symlinks=False)
     except OSError:
         return None
     kind = st.st_mode & 0o170000
     return st if kind in (0o100000, 0o120000) else None
+
+
+def _real_folder(folder: str, top: int, seen: dict[str, bool]) -> bool:
+    """Whether `folder` ('' for the top) is reached without a symlink. git never follows one:
+    a tracked file whose folder was replaced by a link (to anywhere, outside the repository
+    too) is a deleted file to git, and reading it through the link would index what the
+    repository does not hold."""
+    if not folder:
+        return True
+    known = seen.get(folder)
+    if known is None:
+        try:
+            st = os.stat(folder, dir_fd=top, follow_symlinks=False)
+            known = (st.st_mode & 0o170000) == 0o040000 and _real_folder(
+                folder.rpartition("/")[0], top, seen
+            )
+        except OSError:
+            known = False
+        seen[folder] = known
+    return known
 
 
 def _is_repository(rel: str, top: int) -> bool:
@@ -240,8 +273,8 @@ def _at(top: int) -> Callable[[str, int], int]:
     return lambda path, flags: os.open(path, flags, dir_fd=top)
 
 
-def _size_mtime(rel: str, top: int) -> tuple[int, int] | None:
-    st = _tree_file(rel, top)
+def _size_mtime(rel: str, top: int, folders: dict[str, bool]) -> tuple[int, int] | None:
+    st = _tree_file(rel, top, folders)
     return None if st is None else (st.st_size, st.st_mtime_ns)
 
 
@@ -277,8 +310,9 @@ def worktree_stats(
     reader = threading.Thread(target=lambda: listed.append(proc.communicate()), daemon=True)
     reader.start()
     top = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    folders: dict[str, bool] = {}
     try:
-        stats = {path: _size_mtime(path, top) for path in known}
+        stats = {path: _size_mtime(path, top, folders) for path in known}
         reader.join()
         out, err = listed[0]
         if proc.returncode != 0:
@@ -287,7 +321,7 @@ def worktree_stats(
         for path in _listed(out):
             if is_own_file(path, excluded):
                 continue
-            stat = stats[path] if path in stats else _size_mtime(path, top)
+            stat = stats[path] if path in stats else _size_mtime(path, top, folders)
             if stat is not None:
                 now[path] = stat
     finally:
@@ -408,11 +442,18 @@ def read_blobs(root: Path, shas: list[str]) -> Iterator[tuple[str, bytes | None]
         proc.wait()
 
 
+# Text in UTF-16 or UTF-32, told by its byte-order mark. Its NUL bytes would call it binary,
+# but it is text pix cannot read: discover must call a search of it partial, not absent.
+_WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
+
+
 def skip_reason(path: str, data: bytes) -> str | None:
     """Why a file's content is not indexed, or None. Size and symlinks are decided before
     reading; this looks at the name and the bytes."""
     if SECRET_NAMES.search(path) and not SECRET_EXAMPLES.search(path):
         return "secret"
+    if data.startswith(_WIDE_BOMS):
+        return "not_text"
     head = data[:8192]
     if b"\0" in head:
         return "binary"
