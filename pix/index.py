@@ -54,9 +54,8 @@ class Target:
 
 
 def locate(path: str | None = None, db: str | None = None) -> Target:
-    """The repository root for `path` (git top level; outside git, the nearest indexed folder
-    at or above it, or the folder itself; a bare repository's git directory) and its
-    database: --db, else $PIX_DB, else <root>/.pix.db."""
+    """The repository root for `path` (git top level, or the folder itself; a bare
+    repository's git directory) and its database: --db, else $PIX_DB, else <root>/.pix.db."""
     start = Path(path or os.getcwd()).expanduser()
     if not start.exists():
         raise UsageError(f"no such folder: {start}")
@@ -64,8 +63,8 @@ def locate(path: str | None = None, db: str | None = None) -> Target:
         raise UsageError(f"not a folder: {start}")
     top = scan.git_toplevel(start)
     bare = _git_dir(start) if top is None else None
+    root = (bare or top or start).resolve()
     given = db or os.environ.get("PIX_DB")
-    root = (bare or top or (start if given else _indexed_folder(start))).resolve()
     db_path = Path(given or root / ".pix.db").expanduser().resolve()
     if given and db_path.is_dir():  # a mistyped --db: bad input (exit 2), not a damaged file
         raise UsageError(
@@ -81,18 +80,6 @@ def locate(path: str | None = None, db: str | None = None) -> Target:
         if problem := text_problem(str(where)):
             raise UsageError(f"the path {str(where)!r} cannot be used: {problem}", hint=fix)
     return Target(root, top is not None or bare is not None, db_path, bare is not None)
-
-
-def _indexed_folder(start: Path) -> Path:
-    """A folder outside git: the nearest folder at or above it that holds a `.pix.db`, as git
-    finds its top level from a subfolder, else the folder itself. From a subfolder of an
-    indexed folder, a query asks that index and `pix index` updates it, rather than a second
-    index nested in it."""
-    here = start.resolve()
-    for folder in (here, *here.parents):
-        if (folder / ".pix.db").is_file():
-            return folder
-    return here
 
 
 def _git_dir(folder: Path) -> Path | None:
@@ -219,7 +206,7 @@ def _dirty(target: Target, listing: scan.Listing) -> bool:
     work tree (scan.unvouched), which `--at` must not take for the commit."""
     if listing.kind != "worktree":
         return False
-    if scan.head_commit(target.root)[0] != listing.commit_sha or scan.unvouched(target.root):
+    if scan.head_sha(target.root) != listing.commit_sha or scan.unvouched(target.root):
         return True
     out = scan.git(target.root, "status", "--porcelain", "-z", "--untracked-files=all")
     excluded = excluded_paths(target)

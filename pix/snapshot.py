@@ -9,6 +9,7 @@ from pathlib import Path
 from pix.errors import NotIndexedError, PixError, UsageError
 from pix.index import Target, excluded_paths, locate, stored_path
 from pix.ingest import scan
+from pix.output.render import path_sample
 from pix.store import search_sql, sql
 from pix.store.db import Store
 
@@ -71,7 +72,8 @@ def select_snapshot(store: Store, target: Target, at: str | None) -> Snapshot:
         if conn.execute(search_sql.DIRTY_SNAPSHOT_AT, (sha,)).fetchone():  # (pix status lists it)
             why = (
                 " (the work tree's snapshot at it is not its content: uncommitted changes, a"
-                " sparse checkout or files marked assume-unchanged)"
+                " sparse checkout, files marked assume-unchanged, or HEAD moved while pix read"
+                " the files)"
             )
         raise NotIndexedError(f"commit {sha} is not indexed{why}", hint=hint)
     return _snapshot(row, at)
@@ -166,10 +168,9 @@ def stale_elsewhere(store: Store, target: Target, snapshot: Snapshot) -> list[st
         return []
     if not stale:
         return []
-    sample = ", ".join(stale[:3]) + (" …" if len(stale) > 3 else "")
     return [
         f"{len(stale)} file(s) changed in {elsewhere} since this snapshot was indexed "
-        f"({sample}); run `{reindex_command(elsewhere, target.db)}` in {elsewhere} to "
+        f"({path_sample(stale)}); run `{reindex_command(elsewhere, target.db)}` in {elsewhere} to "
         "include them"
     ]
 

@@ -358,3 +358,15 @@ def test_a_home_folder_that_cannot_be_written_prints_no_onnxruntime_line(repo, t
     assert code == 0, err
     assert json.loads(out)["results"]
     assert "onnxruntime" not in err and "telemetry" not in err, err
+
+
+def test_unicode_line_breaks_in_a_name_are_quoted_too():
+    from pix.output.render import path_sample, shown_path
+
+    # str.splitlines breaks at these, and JSON leaves them as they are.
+    for name in ("a\u2028b.py", "a\u2029b.py", "a\x85b.py", "tab\tname.py"):
+        shown = shown_path(name)
+        assert len(shown.splitlines()) == 1 and shown.startswith('"'), repr(shown)
+        assert json.loads(shown) == name
+    assert shown_path("plain name.py") == "plain name.py"
+    assert path_sample(["a.py", "b\nc.py", "d.py", "e.py"]) == 'a.py, "b\\nc.py", d.py …'

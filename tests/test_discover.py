@@ -690,3 +690,5 @@ def test_a_root_with_a_newline_in_its_name_stays_on_its_line(repo):
     assert code == 0, err
     assert '"odd\\nname.py"' in out
     assert not any(line.startswith("name.py") for line in out.splitlines()), out
+    warning = [line for line in err.splitlines() if "changed since" in line]
+    assert len(warning) == 1 and '"odd\\nname.py"' in warning[0], err

@@ -34,7 +34,7 @@ from pix.discover.scope import (
 from pix.discover.verify import Excerpt, FileResult, Matcher
 from pix.errors import UsageError
 from pix.index import locate
-from pix.output.render import shown_path
+from pix.output.render import path_sample, shown_path
 from pix.snapshot import changed_files, select_snapshot, tree_elsewhere
 from pix.store import open_store, sql
 from pix.store.db import Store
@@ -207,9 +207,9 @@ def _run(store: Store, target, req: Request, started: float, reveal: bool) -> di
         masking = Shown(store, target, files, reveal, req.snippet_length)
         cells, hits = _search(store, req, matchers, narrowings, roots, files, deadline, masking)
         if stale:
-            sample = ", ".join(stale[:3]) + (" …" if len(stale) > 3 else "")
             warnings.append(
-                f"{len(stale)} file(s) changed since this snapshot was indexed ({sample}); "
+                f"{len(stale)} file(s) changed since this snapshot was indexed "
+                f"({path_sample(stale)}); "
                 "cells over them are incomplete: run `pix index` to include them"
             )
         warnings.extend(masking.warnings())
@@ -231,7 +231,7 @@ def _resolve_roots(
         if root.status == "searched":
             assert root.rel is not None
             if root.rel in seen:
-                why = f"the same folder as root {seen[root.rel]}"
+                why = f"the same folder as root {shown_path(seen[root.rel])}"
                 root.diagnose("skipped", "duplicate_root", why)
             else:
                 seen[root.rel] = name

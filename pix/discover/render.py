@@ -84,7 +84,7 @@ def _root_line(r: dict) -> str:
     text = f"{root}: {r['files']} file(s) searched, filter {f['decision']}"
     if f["excluded"]:
         left = ", ".join(
-            f"{cat} {n} ({', '.join(f['excludedFolders'][cat])})"
+            f"{cat} {n} ({', '.join(map(shown_path, f['excludedFolders'][cat]))})"
             for cat, n in f["excluded"].items()
         )
         text += f", left out: {left}"

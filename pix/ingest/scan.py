@@ -119,16 +119,21 @@ def refuse_unsafe(path: Path, stderr: bytes) -> None:
     )
 
 
-def head_commit(root: Path) -> tuple[str | None, str | None]:
-    """HEAD's sha and branch; (None, None) in a repository with no commit yet."""
+def head_sha(root: Path) -> str | None:
+    """HEAD's sha; None in a repository with no commit yet."""
     done = subprocess.run(
         ["git", "-C", str(root), "rev-parse", "--verify", "-q", "HEAD"],
         capture_output=True,
         check=False,
     )
-    if done.returncode != 0:
+    return done.stdout.decode().strip() if done.returncode == 0 else None
+
+
+def head_commit(root: Path) -> tuple[str | None, str | None]:
+    """HEAD's sha and branch; (None, None) in a repository with no commit yet."""
+    sha = head_sha(root)
+    if sha is None:
         return None, None
-    sha = done.stdout.decode().strip()
     branch = (
         subprocess.run(
             ["git", "-C", str(root), "symbolic-ref", "-q", "--short", "HEAD"],
@@ -196,7 +201,9 @@ def _stat_entries(root: Path, paths: Iterator[str], excluded: frozenset[str]) ->
             if st is not None:
                 is_link = (st.st_mode & 0o170000) == 0o120000
                 entries.append(Entry(rel, st.st_size, st.st_mtime_ns, None, is_link))
-            elif _is_repository(rel, top):
+            elif _real_folder(rel.rstrip("/").rpartition("/")[0], top, folders) and (
+                _is_repository(rel, top)
+            ):
                 entries.append(Entry(rel.rstrip("/"), 0, 0, submodule=True))
     finally:
         os.close(top)
