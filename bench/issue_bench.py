@@ -16,7 +16,8 @@ windows, which needs transformer vectors, so it changes nothing on a --static-on
 heading to the next heading, are left out of everything the issue is searched by; `title`: the
 title counts TITLE_WEIGHT times in the meaning vectors; `images`: pasted screenshots are left out;
 `urls`: a link gives BM25's term selection only the file it points at; and `without outline`:
-the outline step of pix/retrieve/outline.py off). `--only` runs the variants
+the outline step of pix/retrieve/outline.py off; `without tested`: no test lends its score to
+the file it tests, pix/retrieve/tested.py). `--only` runs the variants
 named (comma-separated labels). `--limits` reruns the full pipeline with other BM25 term caps,
 `--weights` with other weights of the issue route or other values of evidence.py's constants (a
 JSON list of changes: `[{"bm25": 1.5}, {"COMMON_SHARE": 0.02}]`). Databases are devbench's
@@ -42,7 +43,7 @@ from bench import devbench, devcorpora, metrics
 from bench.devbench import ISSUE_COLUMNS, ISSUELOC_REPOS, Table
 from bench.quality import rank_files
 from pix.query import QueryEngine
-from pix.retrieve import evidence, outline, route
+from pix.retrieve import evidence, outline, route, tested
 from pix.store import search_sql
 
 ALL = evidence.STEPS
@@ -57,6 +58,7 @@ def variants(limits: list[int], weights: list[dict] = ()) -> dict[str, tuple]:
     for step in sorted(ALL - {"windows"}):
         out[f"without {step}"] = (ALL - {step}, LIMIT, {})
     out["without outline"] = (ALL, LIMIT, {"outline": False})
+    out["without tested"] = (ALL, LIMIT, {"tested": False})
     out["shape only"] = (frozenset({"shape"}), LIMIT, {})
     for limit in limits:
         if limit != LIMIT:
@@ -74,6 +76,7 @@ COLUMNS = [*ISSUE_COLUMNS, "acc@20"]
 
 CONSTANTS = {name: getattr(evidence, name) for name in dir(evidence) if name.isupper()}
 OUTLINE_SHAPES = outline.SHAPES
+TESTED_WEIGHT = tested.WEIGHT
 
 
 def set_steps(steps: frozenset, limit: int, weights: dict | None = None) -> None:
@@ -82,6 +85,10 @@ def set_steps(steps: frozenset, limit: int, weights: dict | None = None) -> None
     weights = dict(weights or {})
     # "outline": False runs without the outline step (pix/retrieve/outline.py)
     outline.SHAPES = OUTLINE_SHAPES if weights.pop("outline", True) else frozenset()
+    # "tested": False runs without the tested-file step (pix/retrieve/tested.py), a number
+    # with that weight
+    lend = weights.pop("tested", True)
+    tested.WEIGHT = TESTED_WEIGHT if lend is True else float(lend)
     for name, value in CONSTANTS.items():
         setattr(evidence, name, weights.get(name, value))
     evidence.STEPS = steps

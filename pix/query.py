@@ -18,11 +18,11 @@ from pix.index import index_repository, locate
 from pix.ingest import redact, scan
 from pix.ingest.embed import check_identity, model_identity, quantize
 from pix.output.budget import apply_budget
-from pix.output.render import shown_path
+from pix.output.render import path_sample
 from pix.output.result import hydrate, project, shown_lines, warn_unrevealed
 from pix.output.shown import Redactions, ShownFile
 from pix.pathglob import glob_regex
-from pix.retrieve import define, history, outline, phrase, refine
+from pix.retrieve import define, history, outline, phrase, refine, tested
 from pix.retrieve.evidence import embed_query, embed_static
 from pix.retrieve.hits import Hit
 from pix.retrieve.knn import WarmVectors
@@ -399,9 +399,9 @@ def retrieve(
         if changed is None:
             changed = changed_files(store, target, snapshot)
         if changed:
-            sample = ", ".join(map(shown_path, changed[:3])) + (" …" if len(changed) > 3 else "")
             warnings.append(
-                f"{len(changed)} file(s) changed since this snapshot was indexed ({sample}); "
+                f"{len(changed)} file(s) changed since this snapshot was indexed "
+                f"({path_sample(changed)}); "
                 "run with --refresh or `pix index` to include them"
             )
         elif not request.refresh:  # (a refresh skipped for this reason said so already)
@@ -464,17 +464,23 @@ def retrieve(
 
 
 def ranked_list(engine: QueryEngine, request: QueryRequest, found: Retrieval) -> list[Hit]:
-    """The ranked list the request's mode shows: chunks, or files with the outline step
-    (pix/retrieve/outline.py). Inside the read that retrieved `found`."""
+    """The ranked list the request's mode shows: chunks, or files with the outline and
+    tested-file steps (pix/retrieve/outline.py, tested.py). Inside the read that retrieved
+    `found`."""
     ranked = arrange(found.hits, request.mode == "file")
-    if request.mode == "file" and outline.enabled(request.channels, found.route.shape):
+    if request.mode != "file":
+        return ranked
+    if outline.enabled(request.channels, found.route.shape):
         try:
             static = engine.static_embedder()
         except PixError:  # its table missing or damaged: the static channel says so
-            return ranked
-        ranked = outline.lift_outlines(
-            engine.store.conn, static, request.query, found.route.shape, ranked
-        )
+            static = None
+        if static is not None:
+            ranked = outline.lift_outlines(
+                engine.store.conn, static, request.query, found.route.shape, ranked
+            )
+    if tested.enabled(request.priors):
+        ranked = tested.lend(ranked)
     return ranked
 
 

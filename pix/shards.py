@@ -490,7 +490,7 @@ def query_shards(
     warn_unrevealed(((f"{r}: {p}", f) for (r, _, p), f in files.items()), reveal, warnings)
     projected = []
     for res, (name, _, factor) in zip(results, chosen, strict=False):
-        out = {"repo": name, **project(res, request, answers[name].snapshot)}
+        out = {"repo": name, **project(res, request, answers[name].snapshot, factor)}
         if request.explain:
             f = factors[name]
             out["explain"]["shard"] = {

@@ -634,3 +634,32 @@ def test_discover_across_a_workspace_spends_one_time_budget(tmp_path):
     cells = {r["name"]: r["response"]["matrix"][0] for r in out["repos"]}
     assert cells["one"]["status"] == "timeout" and "matching a.txt" in cells["one"]["reason"]
     assert cells["two"]["status"] == "timeout" and "after 0 of 1" in cells["two"]["reason"]
+
+
+def test_a_workspace_explain_adds_up_before_its_factor(tmp_path):
+    """A merged score is the repository's own score x its factor; the prior is read from the
+    own score (the review found it negative when a file's bonuses were larger than its
+    score after the factor)."""
+    parser = {
+        "src/parser.py": "def parse(stream):\n    return build(stream)\n",
+        "tests/test_parser.py": "def test_token_streams_become_trees():\n"
+        "    assert parse(token_stream()) == tree()\n",
+        "src/other.py": "def unrelated():\n    return 1\n",
+    }
+    other = {"lib/trees.py": "def grow_tree(seed):\n    return seed\n", "lib/x.py": "x = 1\n"}
+    shards = static_workspace(tmp_path, {"a": parser, "b": other})
+    try:
+        request = QueryRequest(query="turn token streams into trees", mode="file",
+                               no_content=True, explain=True)  # fmt: skip
+        answer = query_shards(shards, request)
+        assert valid(answer, "query-response.v2.json") == []
+        assert any("tested" in r["explain"]["rank"] for r in answer["results"])
+        assert any(r["explain"]["shard"]["factor"] < 1 for r in answer["results"])
+        for r in answer["results"]:
+            ex = r["explain"]
+            bonuses = sum(ex["rank"].get(k, 0.0) for k in ("evidence", "outline", "tested"))
+            own = ex["score"] / ex["shard"]["factor"]
+            assert ex["prior"] >= 0
+            assert ex["prior"] * ex["fused"] + bonuses == pytest.approx(own, rel=1e-3, abs=1e-5)
+    finally:
+        shards.close()

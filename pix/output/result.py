@@ -114,10 +114,11 @@ def hydrate(
     return results
 
 
-def project(res: Result, request: QueryRequest, snapshot: Snapshot) -> dict:
+def project(res: Result, request: QueryRequest, snapshot: Snapshot, factor: float = 1.0) -> dict:
     """A result in the requested view. A file result is seed 000's `{file, score, rel,
     text?, truncated?}` (plus its citation, and role/explain when asked for): it never
-    carries lines, context or chunks. A chunk result names its `path` and lines."""
+    carries lines, context or chunks. A chunk result names its `path` and lines. `factor`:
+    what a workspace merged its repository's scores with (score = factor x its own)."""
     if res.mode == "file":
         out: dict = {"file": res.path, "score": round(res.score, 6), "rel": round(res.rel, 4)}
         out["citation"] = citation(res.path, res.blob, None, snapshot)
@@ -142,12 +143,13 @@ def project(res: Result, request: QueryRequest, snapshot: Snapshot) -> dict:
     if request.view == "full":
         out["role"] = res.role
     if request.explain:
-        # The ranking stage's part: standout inside the fused score, evidence and outline
-        # (file mode) on top of the strongest chunk's score, so the prior is that chunk's
-        # score / fused.
+        # The ranking stage's part: standout inside the fused score, evidence, outline and
+        # tested (file mode) on top of the strongest chunk's score, so the prior is that
+        # chunk's score / fused (the repository's own score, before a workspace's factor).
         fused = res.explain["fused"]
         rank = {"standout": 0.0, **res.explain["rank"]}
-        chunk_score = res.score - rank.get("evidence", 0.0) - rank.get("outline", 0.0)
+        own = res.score / factor if factor else 0.0
+        chunk_score = own - sum(rank.get(k, 0.0) for k in ("evidence", "outline", "tested"))
         out["explain"] = {
             "score": round(res.score, 6),
             "fused": round(res.explain["fused"], 6),
