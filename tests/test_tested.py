@@ -160,8 +160,8 @@ def repo(tmp_path_factory, embedder):
     return indexed_in_place(tmp_path_factory.mktemp("tested"), FILES, embedder)
 
 
-def ask(repo, text: str = QUESTION, **options) -> dict:
-    request = QueryRequest(query=text, mode="file", top=10, explain=True, **options)
+def ask(repo, text: str = QUESTION, mode: str = "file", **options) -> dict:
+    request = QueryRequest(query=text, mode=mode, top=10, explain=True, **options)
     return query(request, cwd=str(repo))
 
 
@@ -193,19 +193,15 @@ def test_the_text_explain_line_adds_the_bonus(repo):
 
 
 @pytest.mark.parametrize(
-    "options",
+    ("mode", "priors"),
     [
-        {"priors": False},  # no test prior to give back: a test keeps its whole score
-        {"mode": "chunk"},  # chunk mode ranks chunks, not files
+        ("file", False),  # no test prior to give back: a test keeps its whole score
+        ("chunk", True),  # chunk mode ranks chunks, not files
     ],
 )
-def test_no_priors_and_chunk_mode_are_left_alone(repo, options):
-    options = dict(options)
-    mode = options.pop("mode", "file")
-    request = QueryRequest(query=QUESTION, mode=mode, top=10, explain=True, **options)
-    response = query(request, cwd=str(repo))
-    assert response["results"]
-    assert all("tested" not in r["explain"]["rank"] for r in response["results"])
+def test_no_priors_and_chunk_mode_are_left_alone(repo, mode, priors):
+    results = ask(repo, mode=mode, priors=priors)["results"]
+    assert results and all("tested" not in r["explain"]["rank"] for r in results)
 
 
 def test_the_same_question_gives_the_same_bytes(repo):
