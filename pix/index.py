@@ -30,6 +30,7 @@ from pix.static_tier import embed_static, forget_other_static_table
 from pix.store import Store, content, open_store, sql
 from pix.store.db import (
     DATABASE_SUFFIXES,
+    folder_covers,
     now_iso,
     read_only_error,
     read_only_place,
@@ -54,8 +55,9 @@ class Target:
 
 
 def locate(path: str | None = None, db: str | None = None) -> Target:
-    """The repository root for `path` (git top level, or the folder itself; a bare
-    repository's git directory) and its database: --db, else $PIX_DB, else <root>/.pix.db."""
+    """The repository root for `path` (git top level; outside git, the nearest indexed folder
+    whose index holds it, or the folder itself; a bare repository's git directory) and its
+    database: --db, else $PIX_DB, else <root>/.pix.db."""
     start = Path(path or os.getcwd()).expanduser()
     if not start.exists():
         raise UsageError(f"no such folder: {start}")
@@ -63,8 +65,8 @@ def locate(path: str | None = None, db: str | None = None) -> Target:
         raise UsageError(f"not a folder: {start}")
     top = scan.git_toplevel(start)
     bare = _git_dir(start) if top is None else None
-    root = (bare or top or start).resolve()
     given = db or os.environ.get("PIX_DB")
+    root = (bare or top or (start if given else _indexed_folder(start))).resolve()
     db_path = Path(given or root / ".pix.db").expanduser().resolve()
     if given and db_path.is_dir():  # a mistyped --db: bad input (exit 2), not a damaged file
         raise UsageError(
@@ -80,6 +82,22 @@ def locate(path: str | None = None, db: str | None = None) -> Target:
         if problem := text_problem(str(where)):
             raise UsageError(f"the path {str(where)!r} cannot be used: {problem}", hint=fix)
     return Target(root, top is not None or bare is not None, db_path, bare is not None)
+
+
+def _indexed_folder(start: Path) -> Path:
+    """A folder outside git, as git finds a top level from a subfolder: the nearest folder
+    above it with a `.pix.db` when that index holds files under it, else the folder itself.
+    An index that leaves the subfolder out (node_modules, .gitignore'd, added since) is not
+    its index, and the search stops at the nearest one."""
+    here = start.resolve()
+    if (here / ".pix.db").exists():
+        return here
+    for folder in here.parents:
+        db = folder / ".pix.db"
+        if db.is_file():
+            sub = here.relative_to(folder).as_posix()
+            return folder if folder_covers(db, str(folder), sub) else here
+    return here
 
 
 def _git_dir(folder: Path) -> Path | None:

@@ -412,6 +412,32 @@ def test_non_git_folder_honours_gitignore_and_noise(tmp_path, index):
     assert paths == [".gitignore", "src/main.py"]
 
 
+def test_a_subfolder_of_an_indexed_plain_folder_uses_its_index(tmp_path, index):
+    folder = tmp_path / "plain"
+    write(
+        folder,
+        {
+            "src/deep/main.py": "def plain_folder_marker():\n    pass\n",
+            "node_modules/pkg/index.py": "def vendored_marker():\n    pass\n",
+            ".gitignore": "ignored/\n",
+            "ignored/x.py": "x = 1\n",
+        },
+    )
+    index(folder)
+    sub = folder / "src" / "deep"
+    code, out, err = pix("query", "plain_folder_marker", "--channel", "bm25", cwd=sub)
+    assert code == 0 and "src/deep/main.py" in out, err
+    write(folder, {"src/other.py": "def second_marker():\n    pass\n"})
+    assert pix("index", "--static-only", cwd=sub)[0] == 0  # updates the folder's index
+    assert not (sub / ".pix.db").exists()
+    code, out, err = pix("query", "second_marker", "--channel", "bm25", cwd=sub)
+    assert code == 0 and "src/other.py" in out, err
+    # Folders the index leaves out are not its: they get their own, as before.
+    for left_out in (folder / "node_modules" / "pkg", folder / "ignored"):
+        code, _, err = pix("query", "x", cwd=left_out)
+        assert code == 3 and str(left_out / ".pix.db") in err, err
+
+
 def test_at_indexes_old_commit_exactly_with_dirty_worktree(make_repo, index):
     repo = make_repo({"a.py": "OLD_NAME = 1\n"})
     old = git(repo, "rev-parse", "HEAD")

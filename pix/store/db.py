@@ -31,7 +31,7 @@ from pix.errors import (
     UsageError,
 )
 from pix.paths import MIGRATIONS_DIR
-from pix.store import codec
+from pix.store import codec, sql
 
 # How long a writer waits for another's transaction. The longest is a keyword-phase batch of
 # another `pix index` (chunking up to 400 files under the write lock): seconds on a busy machine.
@@ -313,6 +313,20 @@ def _open_read_only(path: Path, immutable: bool) -> apsw.Connection:
         uri = "file:" + urllib.parse.quote(str(path.resolve())) + "?immutable=1"
         return apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
     return apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+
+
+def folder_covers(path: Path, root: str, sub: str) -> bool:
+    """Whether the database at `path` indexes the plain folder `root` with files under its
+    subfolder `sub` (relative, '/'-separated). A file that cannot be read as such says no."""
+    try:
+        conn = _open_read_only(path, opens_immutable(path))
+        try:
+            params = {"root": root, "prefix": sub + "/", "after": sub + "0"}
+            return bool(conn.execute(sql.FOLDER_COVERS, params).fetchone()[0])
+        finally:
+            conn.close()
+    except apsw.Error:
+        return False
 
 
 def _inspect(path: Path, check: bool = False, immutable: bool | None = None) -> list[str]:

@@ -61,6 +61,17 @@ WHERE root = ? AND kind IN ('worktree', 'folder')
 ORDER BY id DESC LIMIT 1
 """
 ANY_SNAPSHOT = "SELECT EXISTS (SELECT 1 FROM snapshot)"
+# Whether a plain folder's latest snapshot holds a file under one of its subfolders: paths
+# from :prefix ("sub/dir/") up to :after ("sub/dir0", '0' being the code point after '/').
+FOLDER_COVERS = """
+SELECT EXISTS (
+    SELECT 1 FROM snapshot_file
+    WHERE snapshot_id = (
+        SELECT id FROM snapshot WHERE root = :root AND kind = 'folder' ORDER BY id DESC LIMIT 1
+    )
+    AND path > :prefix AND path < :after
+)
+"""
 COMMIT_SNAPSHOT = "SELECT id FROM snapshot WHERE kind = 'commit' AND commit_sha = ?"
 SNAPSHOT_FILES = "SELECT path, blob_sha, size, mtime_ns FROM snapshot_file WHERE snapshot_id = ?"
 SNAPSHOT_SKIPPED = "SELECT path, reason, size, mtime_ns FROM skipped WHERE snapshot_id = ?"
