@@ -393,36 +393,29 @@ def test_a_real_file_named_like_an_escaped_name_is_never_taken_for_unchanged(mak
     assert code == 0 and out["workTree"]["changedPaths"] == ["caf\\xe9.py"]
 
 
+# A plain folder (no git): its .gitignore and the usual noise folders are left out.
+PLAIN = {
+    "src/deep/main.py": "def plain_folder_marker():\n    pass\n",
+    ".gitignore": "*.log\nsecret_dir/\n",
+    "debug.log": "noise\n",
+    "secret_dir/x.py": "hidden = 1\n",
+    "node_modules/lib/index.js": "module.exports = 1\n",
+    "__pycache__/m.cpython-311.pyc": b"\x00\x01",
+}
+
+
 def test_non_git_folder_honours_gitignore_and_noise(tmp_path, index):
     folder = tmp_path / "plain"
-    write(
-        folder,
-        {
-            "src/main.py": "def main():\n    pass\n",
-            ".gitignore": "*.log\nsecret_dir/\n",
-            "debug.log": "noise\n",
-            "secret_dir/x.py": "hidden = 1\n",
-            "node_modules/lib/index.js": "module.exports = 1\n",
-            "__pycache__/m.cpython-311.pyc": b"\x00\x01",
-        },
-    )
+    write(folder, PLAIN)
     report = index(folder)
     assert report.kind == "folder" and report.commit is None
     paths = [r[0] for r in rows(folder / ".pix.db", "SELECT path FROM snapshot_file ORDER BY path")]
-    assert paths == [".gitignore", "src/main.py"]
+    assert paths == [".gitignore", "src/deep/main.py"]
 
 
 def test_a_subfolder_of_an_indexed_plain_folder_uses_its_index(tmp_path, index):
     folder = tmp_path / "plain"
-    write(
-        folder,
-        {
-            "src/deep/main.py": "def plain_folder_marker():\n    pass\n",
-            "node_modules/pkg/index.py": "def vendored_marker():\n    pass\n",
-            ".gitignore": "ignored/\n",
-            "ignored/x.py": "x = 1\n",
-        },
-    )
+    write(folder, PLAIN)
     index(folder)
     sub = folder / "src" / "deep"
     code, out, err = pix("query", "plain_folder_marker", "--channel", "bm25", cwd=sub)
@@ -433,7 +426,7 @@ def test_a_subfolder_of_an_indexed_plain_folder_uses_its_index(tmp_path, index):
     code, out, err = pix("query", "second_marker", "--channel", "bm25", cwd=sub)
     assert code == 0 and "src/other.py" in out, err
     # Folders the index leaves out are not its: they get their own, as before.
-    for left_out in (folder / "node_modules" / "pkg", folder / "ignored"):
+    for left_out in (folder / "node_modules" / "lib", folder / "secret_dir"):
         code, _, err = pix("query", "x", cwd=left_out)
         assert code == 3 and str(left_out / ".pix.db") in err, err
 
