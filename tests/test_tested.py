@@ -206,3 +206,20 @@ def test_no_priors_and_chunk_mode_are_left_alone(repo, mode, priors):
 
 def test_the_same_question_gives_the_same_bytes(repo):
     assert ask(repo) == ask(repo)
+
+
+def test_a_test_lifted_for_holding_the_pasted_line_lends_nothing(tmp_path, embedder):
+    """The phrase step lifts the test that holds a pasted message far above every fused
+    score: that lift is about the test, and lent to the file it tests it put that file
+    first, above the only file holding the line."""
+    files = {
+        "src/widget.py": "def frobnicate(widget):\n    if widget.stuck:\n"
+        "        raise WidgetError(widget.code)\n    return widget.turn()\n",
+        "src/gears.py": "def turn(gear):\n    return gear.teeth * 2\n",
+        "tests/test_widget.py": "def test_a_stuck_widget():\n    err = frobnicate(STUCK)\n"
+        '    assert str(err) == "the widget refused to frobnicate today"\n',
+    }
+    repo = indexed_in_place(tmp_path, files, embedder)
+    response = ask(repo, "the widget refused to frobnicate today")
+    assert response["results"][0]["file"] == "tests/test_widget.py"
+    assert all("tested" not in r["explain"]["rank"] for r in response["results"])

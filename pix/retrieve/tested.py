@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 
+from pix.retrieve import lift
 from pix.retrieve.hits import Hit, revised
 from pix.retrieve.priors import ROLE_FACTORS
 
@@ -148,7 +149,9 @@ def lend(files: list[Hit]) -> list[Hit]:
     """`files` (ranked, file mode) with each test's score lent to its subject among the first
     TESTED_TOP files, in the test's language, ranked again (rank: `tested`, the bonus)."""
     top = files[:TESTED_TOP]
-    tests = [f for f in top if f.role == "test"]
+    # A test the definition or phrase step lifted holds what was asked for itself (it defines
+    # the name, it holds the pasted line): its lift is about it, not the file it tests.
+    tests = [f for f in top if f.role == "test" and not lift.lifted(f)]
     if WEIGHT <= 0 or not tests:
         return files
     by_language: dict[str, dict[str, tuple[list[str], list[str]]]] = {}
