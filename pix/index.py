@@ -221,10 +221,10 @@ def _dirty(target: Target, listing: scan.Listing) -> bool:
     """Whether a work-tree snapshot holds other than its commit's content: changes git status
     sees; HEAD moved while the files were read (a checkout mid-index: what was read is no one
     commit's tree, whatever git status says by now); or entries git does not compare with the
-    work tree (scan.unvouched), which `--at` must not take for the commit."""
+    work tree (Listing.unvouched), which `--at` must not take for the commit."""
     if listing.kind != "worktree":
         return False
-    if scan.head_sha(target.root) != listing.commit_sha or scan.unvouched(target.root):
+    if listing.unvouched or scan.head_sha(target.root) != listing.commit_sha:
         return True
     out = scan.git(target.root, "status", "--porcelain", "-z", "--untracked-files=all")
     excluded = excluded_paths(target)

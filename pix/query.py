@@ -471,17 +471,20 @@ def ranked_list(engine: QueryEngine, request: QueryRequest, found: Retrieval) ->
     if request.mode != "file":
         return ranked
     if outline.enabled(request.channels, found.route.shape):
-        try:
-            static = engine.static_embedder()
-        except PixError:  # its table missing or damaged: the static channel says so
-            static = None
-        if static is not None:
-            ranked = outline.lift_outlines(
-                engine.store.conn, static, request.query, found.route.shape, ranked
-            )
+        ranked = _outlined(engine, request.query, found.route.shape, ranked)
     if tested.enabled(request.priors):
         ranked = tested.lend(ranked)
     return ranked
+
+
+def _outlined(engine: QueryEngine, query: str, shape: str, files: list[Hit]) -> list[Hit]:
+    """The outline step over `files`, or `files` as they are when the static table cannot be
+    read (the static channel says so)."""
+    try:
+        static = engine.static_embedder()
+    except PixError:
+        return files
+    return outline.lift_outlines(engine.store.conn, static, query, shape, files)
 
 
 def query_vectors(

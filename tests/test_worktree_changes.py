@@ -1,7 +1,7 @@
 """The work-tree check before every query: which files changed since the snapshot was indexed.
 
 `scan.worktree_stats` stats the snapshot's paths while git lists the tree in its own process;
-it must keep exactly the files the indexer's own listing (`scan.worktree_entries`) keeps, and
+it must keep exactly the files the indexer's own listing (`scan.list_worktree`) keeps, and
 `changed_files` must name every kind of change and nothing else.
 """
 
@@ -29,7 +29,7 @@ FILES = {
 
 
 def reference(root: Path) -> dict[str, tuple[int, int]]:
-    return {e.path: (e.size, e.mtime_ns) for e in scan.worktree_entries(root)}
+    return {e.path: (e.size, e.mtime_ns) for e in scan.list_worktree(root).entries}
 
 
 def changed(root: Path, db: Path) -> list[str]:

@@ -79,6 +79,9 @@ class Listing:
     commit_sha: str | None
     branch: str | None
     entries: list[Entry]
+    # Entries git does not compare with the work tree (a sparse checkout's skip-worktree, files
+    # marked assume-unchanged): a work tree so listed is no commit's content (pix.index._dirty).
+    unvouched: bool = False
 
 
 def git(root: Path, *args: str, input: bytes | None = None) -> bytes:
@@ -144,15 +147,6 @@ def head_commit(root: Path) -> tuple[str | None, str | None]:
         .strip()
     )
     return sha, branch or None
-
-
-def unvouched(root: Path) -> bool:
-    """Whether git's index has entries it does not compare with the work tree: a sparse
-    checkout's skip-worktree entries (files of the commit that are not in the work tree), or
-    files marked assume-unchanged (whose edits git status does not show). `git ls-files -v`
-    tags them `S` and in lower case."""
-    out = git(root, "ls-files", "-v", "-z")
-    return any(record[:1] == b"S" or record[:1].islower() for record in out.split(b"\0") if record)
 
 
 def blob_id(data: bytes) -> str:
@@ -293,15 +287,21 @@ def _listed(out: bytes) -> dict[str, None]:
     return dict.fromkeys(p for p in out.decode("utf-8", "surrogateescape").split("\0") if p)
 
 
-def worktree_entries(root: Path, excluded: frozenset[str] = frozenset()) -> list[Entry]:
-    """Tracked files plus untracked ones git does not ignore, as they are on disk."""
-    return _stat_entries(root, iter(_listed(git(root, *_LS_FILES))), excluded)
+def _tagged(out: bytes) -> tuple[dict[str, None], bool]:
+    """git ls-files -z -v output: its paths, in order, each once, and whether any is tagged
+    as an entry git does not compare with the work tree: `S` (a sparse checkout's
+    skip-worktree: a file of the commit not in the work tree) or lower case (assume-unchanged:
+    edits git status does not show)."""
+    records = [r for r in out.split(b"\0") if r]
+    unvouched = any(r[:1] == b"S" or r[:1].islower() for r in records)
+    paths = dict.fromkeys(r[2:].decode("utf-8", "surrogateescape") for r in records)
+    return paths, unvouched
 
 
 def worktree_stats(
     root: Path, known: Iterable[str], excluded: frozenset[str] = frozenset()
 ) -> dict[str, tuple[int, int]]:
-    """path -> (size, mtime_ns) of exactly the files worktree_entries lists, for the check
+    """path -> (size, mtime_ns) of exactly the files list_worktree lists, for the check
     before every query. `known` (the snapshot's paths) are stat'ed while git lists the tree in
     its own process, and only what it lists beyond them afterwards: on pylint's 4,293 files
     the check took 78 ms one step after the other (git's listing 22, the stats 18, an Entry a
@@ -337,8 +337,11 @@ def worktree_stats(
 
 
 def list_worktree(root: Path, excluded: frozenset[str] = frozenset()) -> Listing:
+    """Tracked files plus untracked ones git does not ignore, as they are on disk."""
     sha, branch = head_commit(root)
-    return Listing(root, "worktree", sha, branch, worktree_entries(root, excluded))
+    paths, unvouched = _tagged(git(root, *_LS_FILES, "-v"))
+    entries = _stat_entries(root, iter(paths), excluded)
+    return Listing(root, "worktree", sha, branch, entries, unvouched)
 
 
 def list_folder(root: Path, excluded: frozenset[str] = frozenset()) -> Listing:

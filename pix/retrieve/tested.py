@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 
+from pix.ingest.terms import split_identifier
 from pix.retrieve import lift
 from pix.retrieve.hits import Hit, revised
 from pix.retrieve.priors import ROLE_FACTORS
@@ -58,9 +59,8 @@ _GENERIC = frozenset(
 )
 # Test data, not tests of code: a fixture named config.json tests no config.py.
 _DATA = re.compile(r"(^|/)(fixtures?|testdata|test_?data|__snapshots__|snapshots)/", re.I)
-_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
-_ACRONYM = re.compile(r"([A-Z]+)([A-Z][a-z])")
-_NOT_WORD = re.compile(r"[^a-z0-9]+")
+# What separates the words of a file or folder name besides case and `_` (split_identifier's).
+_NAME_SEPARATORS = re.compile(r"[^A-Za-z0-9_]+")
 
 
 def enabled(priors: bool) -> bool:
@@ -80,9 +80,8 @@ def ceiling_factor(request_mode: str, priors: bool) -> float:
 
 def words(name: str) -> list[str]:
     """`RetryResilienceStrategy` -> retry resilience strategy; `test_ext_autodoc` -> test ext
-    autodoc; `HTTPClient` -> http client."""
-    spaced = _ACRONYM.sub(r"\1_\2", _CAMEL.sub(r"\1_\2", name))
-    return [w for w in _NOT_WORD.split(spaced.lower()) if w]
+    autodoc; `Polly.Core.Tests` -> polly core tests (the identifier channel's split)."""
+    return [w for piece in _NAME_SEPARATORS.split(name) for w in split_identifier(piece)]
 
 
 def _stem(path: str) -> str:
