@@ -8,12 +8,20 @@ under test does not use its words.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import jsonschema
 import pytest
 from conftest import indexed_in_place
 
 from pix.query import QueryRequest, query
 from pix.retrieve import tested
 from pix.retrieve.hits import Hit
+
+SCHEMA = json.loads(
+    (Path(__file__).resolve().parents[1] / "schema" / "query-response.v2.json").read_text()
+)
 
 
 @pytest.mark.parametrize(
@@ -93,6 +101,7 @@ def test_a_subject_gains_its_best_tests_score_and_only_sources_gain():
     out = tested.lend(files)
     by_path = {h.path: h for h in out}
     assert by_path["src/parser.py"].rank["tested"] == pytest.approx(tested.WEIGHT * 0.9)
+    assert by_path["src/parser.py"].rank["testedBy"] == "tests/test_parser.py"  # the best test
     assert by_path["src/parser.py"].score == pytest.approx(0.3 + tested.WEIGHT * 0.9)
     assert out[0].path == "src/parser.py"
     assert all("tested" not in h.rank for h in out if h.path != "src/parser.py")
@@ -171,6 +180,7 @@ def places(response: dict) -> list[str]:
 
 def test_the_file_a_matching_test_tests_moves_up(repo, monkeypatch):
     lent = ask(repo)
+    jsonschema.validate(lent, SCHEMA)  # rank.tested and rank.testedBy are in the contract
     by_file = {r["file"]: r for r in lent["results"]}
     assert [f for f in by_file if "tested" in by_file[f]["explain"]["rank"]] == ["shop/coupons.py"]
     explain = by_file["shop/coupons.py"]["explain"]
@@ -189,7 +199,9 @@ def test_the_text_explain_line_adds_the_bonus(repo):
     from pix.output.render import explain_line
 
     lent = next(r for r in ask(repo)["results"] if r["file"] == "shop/coupons.py")
-    assert f"its test +{lent['explain']['rank']['tested']:.4f}" in explain_line(lent)
+    assert lent["explain"]["rank"]["testedBy"] == "tests/test_coupons.py"
+    bonus = lent["explain"]["rank"]["tested"]
+    assert f"its test tests/test_coupons.py +{bonus:.4f}" in explain_line(lent)
 
 
 @pytest.mark.parametrize(

@@ -170,7 +170,7 @@ def explain_line(item: dict) -> str:
     if rank.get("outline"):  # pix/retrieve/outline.py: an issue report's file as a whole
         parts.append(f"outline +{rank['outline']:.4f}")
     if rank.get("tested"):  # pix/retrieve/tested.py: a test of this file matched
-        parts.append(f"its test +{rank['tested']:.4f}")
+        parts.append(f"its test {shown_path(rank['testedBy'])} +{rank['tested']:.4f}")
     return "   explain: " + "; ".join(parts) + "\n"
 
 

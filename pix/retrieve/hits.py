@@ -24,7 +24,8 @@ class Hit:
     role: str
     language: str
     channels: dict[str, dict]  # channel -> {rank, score, weight, contribution}
-    rank: dict[str, float] = field(default_factory=dict)  # what the ranking stage added
+    # What the ranking stage added (numbers; the tested step also names its test, testedBy).
+    rank: dict[str, float | str] = field(default_factory=dict)
     copies: tuple[str, ...] = ()  # other paths with the same content, folded into this hit
     # (name, file line) of each name of the query this chunk defines (pix.retrieve.define)
     defines: tuple[tuple[str, int], ...] = ()

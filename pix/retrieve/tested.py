@@ -146,7 +146,8 @@ def subjects(test_path: str, sources: dict[str, tuple[list[str], list[str]]]) ->
 
 def lend(files: list[Hit]) -> list[Hit]:
     """`files` (ranked, file mode) with each test's score lent to its subject among the first
-    TESTED_TOP files, in the test's language, ranked again (rank: `tested`, the bonus)."""
+    TESTED_TOP files, in the test's language, ranked again (rank: `tested`, the bonus, and
+    `testedBy`, the test that lent it)."""
     top = files[:TESTED_TOP]
     # A test the definition or phrase step lifted holds what was asked for itself (it defines
     # the name, it holds the pasted line): its lift is about it, not the file it tests.
@@ -157,14 +158,21 @@ def lend(files: list[Hit]) -> list[Hit]:
     for f in top:
         if f.role == "source":
             by_language.setdefault(f.language, {})[f.path] = _source_words(f.path)
-    bonus: dict[str, float] = {}
+    # subject -> (bonus, the test that lends it); `tests` is in rank order, so of two tests
+    # that lend the same the higher ranked one is named.
+    bonus: dict[str, tuple[float, str]] = {}
     for test in tests:
         for path in subjects(test.path, by_language.get(test.language, {})):
-            bonus[path] = max(bonus.get(path, 0.0), WEIGHT * test.score)
+            if WEIGHT * test.score > bonus.get(path, (0.0, ""))[0]:
+                bonus[path] = (WEIGHT * test.score, test.path)
     if not bonus:
         return files
     out = [
-        revised(f, score=f.score + bonus[f.path], rank={**f.rank, "tested": bonus[f.path]})
+        revised(
+            f,
+            score=f.score + bonus[f.path][0],
+            rank={**f.rank, "tested": bonus[f.path][0], "testedBy": bonus[f.path][1]},
+        )
         if f.path in bonus
         else f
         for f in files
