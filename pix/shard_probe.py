@@ -33,7 +33,7 @@ import numpy as np
 
 from pix.ingest.terms import query_terms
 from pix.query import QueryEngine, QueryRequest, query_vectors
-from pix.retrieve import component, define, lift, phrase, rank, tested
+from pix.retrieve import component, define, lift, outline, phrase, rank, tested
 from pix.retrieve.route import route
 from pix.retrieve.search import fts_query
 from pix.shard_factors import MEANING
@@ -171,18 +171,21 @@ def term_counts(engine: QueryEngine, query: str) -> TermCounts:
 def ceiling(probe: ShardProbe, request: QueryRequest) -> float:
     """The most a chunk or file of the probed shard can score for this request, in the
     fusion's units: rank 1 in every channel that has candidates there, the largest standing-out
-    bonus, file evidence (pix.retrieve.rank.ceiling) and a test's lent score (pix.retrieve.
-    tested). Priors only shrink scores. A shard
-    where the definition or phrase step lifts a chunk exceeds it: such a shard is always
-    ranked (`lifts`)."""
-    weights = dict(route(request.query, request.channels).weights)
+    bonus, file evidence (pix.retrieve.rank.ceiling), an issue report's outline bonus (pix.
+    retrieve.outline) and a test's lent score (pix.retrieve.tested). Priors only shrink
+    scores. A shard where the definition or phrase step lifts a chunk exceeds it: such a
+    shard is always ranked (`lifts`)."""
+    r = route(request.query, request.channels)
+    weights = dict(r.weights)
     for channel in MEANING:  # a meaning channel with no vector there finds nothing
         if channel not in probe.meaning:
             weights[channel] = 0.0
     if not component.names(request.query):  # nor a component channel with no component
         weights[component.CHANNEL] = 0.0
     most = lift.unit(rank.ceiling(weights), request.fusion)
-    return most * tested.ceiling_factor(request.mode, request.priors)
+    # A file gains its outline bonus, then a test's score, the test's own outline bonus in it.
+    outlined = outline.most_share(request.mode, request.channels, r.shape)
+    return most * (1.0 + outlined + tested.most_share(request.mode, request.priors, outlined))
 
 
 def to_rank(

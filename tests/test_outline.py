@@ -194,3 +194,18 @@ def test_only_the_first_files_are_read_and_a_bonus_never_goes_below_zero():
     assert out[0].path == "f2.py" and by_path["f2.py"].rank["outline"] > 0
     assert "outline" not in by_path["f25.py"].rank
     assert all(h.score >= files[int(h.path[1:-3])].score for h in out)
+
+
+def test_a_bonus_stays_within_the_share_a_workspace_ceiling_allows():
+    """One outline that matches and the rest alike is the most the step can give (Samuelson's
+    inequality); `most_share`, which a workspace's ceilings add (pix/shard_probe.py), holds
+    it, and is near it, so the bound is not slack."""
+    files = [hit(f"f{i:02}.py", str(i), 1.0) for i in range(outline.OUTLINE_TOP)]
+    names = {str(i): ["pad", "trim"] for i in range(outline.OUTLINE_TOP)}
+    names["7"] = ["visit_table", "depart_table", "visit_multirow_cell", "LaTeXTranslator"]
+    out = outline.lift_outlines(Names(names), StaticEmbedder(), REPORT, "issue", files)
+    bonus = max(h.rank.get("outline", 0.0) for h in out)
+    share = outline.most_share("file", None, "issue")
+    assert 0.9 * share < bonus <= share
+    assert outline.most_share("chunk", None, "issue") == 0.0
+    assert outline.most_share("file", ["bm25"], "issue") == 0.0

@@ -12,6 +12,8 @@ from conftest import GEOMETRY, TABLES, WEATHER, new_repo
 
 from pix.index import index_repository
 from pix.query import QueryRequest
+from pix.retrieve import outline, tested
+from pix.retrieve.route import route
 from pix.shard_probe import STAGE, ceiling, probe
 from pix.shards import ShardSet, merge, query_shards, shard_ranking
 from pix.workspace import load_workspace
@@ -187,3 +189,22 @@ def test_a_question_one_repository_answers_ranks_fewer_shards(workspace):
         assert sum(r["ranked"] for r in answer["repos"]) == STAGE
     finally:
         staged.close()
+
+
+def test_an_issue_reports_file_ceiling_allows_the_outline_and_tested_steps(workspace):
+    """In file mode an issue report's files gain an outline bonus and a test's lent score (its
+    own outline bonus in it) after the ranking stage: the ceiling allows both at their most
+    (pix/retrieve/outline.py, tested.py), and a chunk-mode ceiling allows neither."""
+    report = "Hashing fails with a long salt\n\n```\nValueError: salt\n```\n" + "When I hash. " * 40
+    shards = ShardSet(load_workspace(workspace))
+    try:
+        engine = shards.engines["hashes"]
+        by_mode = {}
+        for mode in ("file", "chunk"):
+            request = QueryRequest(query=report, mode=mode, top=10, no_content=True)
+            by_mode[mode] = ceiling(probe(engine, request), request)
+    finally:
+        shards.close()
+    assert route(report, None).shape == "issue"  # so the outline step runs on it
+    o = outline.most_share("file", None, "issue")
+    assert by_mode["file"] == pytest.approx(by_mode["chunk"] * (1 + o + tested.WEIGHT * (0.3 + o)))

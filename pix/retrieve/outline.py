@@ -24,6 +24,7 @@ no better (0.720 on the reports at its best setting) and costs 20 model runs a q
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 
@@ -45,6 +46,16 @@ FROM chunk c JOIN blob b ON b.id = c.blob_id
 WHERE b.sha IN (SELECT value FROM json_each(:shas)) AND c.symbol IS NOT NULL
 ORDER BY b.sha, c.seq
 """
+
+
+def most_share(request_mode: str, channels: list[str] | None, shape: str) -> float:
+    """The most the step adds to a file, as a share of the most a file scores without it (a
+    workspace skips a repository by its ceiling, pix/shard_probe.py). The bonus is WEIGHT x
+    the first file's score x z, and among n values no z exceeds sqrt(n - 1) (Samuelson's
+    inequality: one outline that matches, the rest alike)."""
+    if request_mode != "file" or not enabled(channels, shape):
+        return 0.0
+    return WEIGHT * math.sqrt(OUTLINE_TOP - 1)
 
 
 def enabled(channels: list[str] | None, shape: str) -> bool:

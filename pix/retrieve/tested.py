@@ -69,13 +69,14 @@ def enabled(priors: bool) -> bool:
     return priors
 
 
-def ceiling_factor(request_mode: str, priors: bool) -> float:
-    """How far the step can lift a file above the most it scores without it: by its test's
-    score, itself at most the test prior times that most (a workspace skips a repository by
-    its ceiling, pix/shard_probe.py)."""
+def most_share(request_mode: str, priors: bool, outlined: float = 0.0) -> float:
+    """The most the step adds to a file, as a share of the most a file scores without the
+    outline and tested steps (a workspace skips a repository by its ceiling, pix/
+    shard_probe.py): WEIGHT x a test's score, itself at most the test prior x that most,
+    plus the test's own outline bonus (`outlined`, pix.retrieve.outline.most_share)."""
     if request_mode != "file" or not enabled(priors):
-        return 1.0
-    return 1.0 + WEIGHT * ROLE_FACTORS["test"]
+        return 0.0
+    return WEIGHT * (ROLE_FACTORS["test"] + outlined)
 
 
 def words(name: str) -> list[str]:
