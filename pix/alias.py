@@ -23,11 +23,10 @@ from functools import cache
 import jsonschema
 
 from pix.errors import UsageError
-from pix.index import locate
+from pix.index import locate, open_index
 from pix.ingest import scan
 from pix.query import MAX_QUERY_CHARS, TOP_MAX, TOP_MIN, QueryEngine, QueryRequest, check_request
 from pix.schemas import bundled
-from pix.store import open_store
 from pix.store.db import Store, now_iso
 
 SPEC_SCHEMA = "alias.v1.json"
@@ -173,7 +172,7 @@ def _read(name: str, raw: str, created_at: str) -> Alias:
 @contextmanager
 def opened(db: str | None = None, cwd: str | None = None) -> Iterator[Store]:
     """The database of `cwd` (or `db`); aliases live in an existing index."""
-    store = open_store(locate(cwd, db).db, create=False)
+    store = open_index(locate(cwd, db))
     try:
         yield store
     finally:

@@ -9,8 +9,8 @@ only, so VACUUM then rewrites the file without them and the WAL is truncated.
 from __future__ import annotations
 
 from pix.errors import UsageError
-from pix.index import locate
-from pix.store import open_store, sql
+from pix.index import locate, open_index
+from pix.store import sql
 
 SCHEMA_VERSION = 1  # schema/gc-response.v1.json
 
@@ -29,7 +29,7 @@ def gc(path: str | None = None, db: str | None = None, keep: int | None = None) 
     if keep is not None:
         keep = min(keep, KEEP_ALL)  # more than SQLite's integers hold keeps every snapshot
     target = locate(path, db)
-    store = open_store(target.db, create=False, check=True)
+    store = open_index(target, check=True)
     try:
         before = database_bytes(target.db)
         conn = store.conn

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import apsw
 
-from pix.errors import UsageError
+from pix.errors import NotIndexedError, UsageError
 from pix.ingest import history, scan
 from pix.ingest.embed import Embedder, check_identity, model_identity
 from pix.ingest.terms import path_terms
@@ -52,6 +52,9 @@ class Target:
     # A git directory with no work tree (a bare repository, or inside .git): its commits can
     # be indexed with --at, and nothing else, as nothing is checked out.
     bare: bool = False
+    # Outside git: the nearest folder above with an index that does not hold this folder's
+    # files (added since it was indexed, or left out), named when this folder has no index.
+    enclosing: Path | None = None
 
 
 def locate(path: str | None = None, db: str | None = None) -> Target:
@@ -66,7 +69,11 @@ def locate(path: str | None = None, db: str | None = None) -> Target:
     top = scan.git_toplevel(start)
     bare = _git_dir(start) if top is None else None
     given = db or os.environ.get("PIX_DB")
-    root = (bare or top or (start if given else _indexed_folder(start))).resolve()
+    enclosing = None
+    if bare or top or given:
+        root = (bare or top or start).resolve()
+    else:
+        root, enclosing = _indexed_folder(start)
     db_path = Path(given or root / ".pix.db").expanduser().resolve()
     if given and db_path.is_dir():  # a mistyped --db: bad input (exit 2), not a damaged file
         raise UsageError(
@@ -81,23 +88,40 @@ def locate(path: str | None = None, db: str | None = None) -> Target:
         # not UTF-8 was "unexpected UnicodeEncodeError" at the first write.
         if problem := text_problem(str(where)):
             raise UsageError(f"the path {str(where)!r} cannot be used: {problem}", hint=fix)
-    return Target(root, top is not None or bare is not None, db_path, bare is not None)
+    return Target(root, top is not None or bare is not None, db_path, bare is not None, enclosing)
 
 
-def _indexed_folder(start: Path) -> Path:
+def _indexed_folder(start: Path) -> tuple[Path, Path | None]:
     """A folder outside git, as git finds a top level from a subfolder: the nearest folder
     above it with a `.pix.db` when that index holds files under it, else the folder itself.
     An index that leaves the subfolder out (node_modules, .gitignore'd, added since) is not
-    its index, and the search stops at the nearest one."""
+    its index, and the search stops at the nearest one (returned second, for the hint)."""
     here = start.resolve()
     if (here / ".pix.db").exists():
-        return here
+        return here, None
     for folder in here.parents:
         db = folder / ".pix.db"
         if db.is_file():
             sub = here.relative_to(folder).as_posix()
-            return folder if folder_covers(db, str(folder), sub) else here
-    return here
+            return (folder, None) if folder_covers(db, str(folder), sub) else (here, folder)
+    return here, None
+
+
+def open_index(target: Target, *, check: bool = False) -> Store:
+    """The target's database, to read: open_store(create=False), whose "no pix index" names
+    the folder above whose index leaves this one out, when there is one (following the usual
+    hint there would make a second index, nested in the first)."""
+    try:
+        return open_store(target.db, create=False, check=check)
+    except NotIndexedError as exc:
+        if target.enclosing is None:
+            raise
+        raise NotIndexedError(
+            exc.message,
+            hint=f"the index of {target.enclosing} does not hold this folder's files (added "
+            f"since, or left out): `pix index` in {target.enclosing} adds new files; `pix "
+            "index` here makes an index of this folder alone",
+        ) from None
 
 
 def _git_dir(folder: Path) -> Path | None:

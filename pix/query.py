@@ -14,7 +14,7 @@ import apsw
 import numpy as np
 
 from pix.errors import REBUILD_HINT, DatabaseError, NotIndexedError, PixError, UsageError
-from pix.index import index_repository, locate
+from pix.index import index_repository, locate, open_index
 from pix.ingest import redact, scan
 from pix.ingest.embed import check_identity, model_identity, quantize
 from pix.output.budget import apply_budget
@@ -38,7 +38,7 @@ from pix.snapshot import (
     stale_elsewhere,
 )
 from pix.snapshot import other_tree as snapshot_other_tree
-from pix.store import codec, content, open_store, search_sql, sql
+from pix.store import codec, content, search_sql, sql
 from pix.store.db import Store
 
 SCHEMA_VERSION = 2  # 2: file results name their `file` (seed 000), omitted.budgetFiles
@@ -81,7 +81,7 @@ class QueryEngine:
         """`embedder`, `static`: models to share with other engines (a workspace's shards
         embed one query once, pix.shards); by default each engine loads its own on first use."""
         self.target = locate(cwd, db)
-        self.store: Store = open_store(self.target.db, create=False)
+        self.store: Store = open_index(self.target)
         try:
             check_identity({key: self.store.meta(key) for key in model_identity()})
         except Exception:
@@ -128,7 +128,7 @@ class QueryEngine:
         path was replaced: then it may come from another model). Kept files are dropped: an
         index run may have masked a stored text again."""
         self.store.close()
-        self.store = open_store(self.target.db, create=False)
+        self.store = open_index(self.target)
         try:
             check_identity({key: self.store.meta(key) for key in model_identity()})
         except Exception:

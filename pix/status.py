@@ -5,11 +5,11 @@ from __future__ import annotations
 import contextlib
 
 from pix.errors import PixError
-from pix.index import locate
+from pix.index import locate, open_index
 from pix.ingest.embed import model_identity
 from pix.schemas import json_name
 from pix.snapshot import Snapshot, changed_files, other_tree
-from pix.store import open_store, sql
+from pix.store import sql
 
 SCHEMA_VERSION = 1  # schema/status-response.v1.json
 NUMBERS = ("dims", "maxTokens")  # `meta` holds text; the answer gives numbers as numbers
@@ -28,7 +28,7 @@ def status(db: str | None = None, cwd: str | None = None) -> dict:
     """What `pix status --json` prints and the MCP status tool returns
     (schema/status-response.v1.json)."""
     target = locate(cwd, db)
-    store = open_store(target.db, create=False, check=True)
+    store = open_index(target, check=True)
     try:
         with store.read():
             # `--db` naming another folder's database (its tree on this machine): its work

@@ -425,10 +425,15 @@ def test_a_subfolder_of_an_indexed_plain_folder_uses_its_index(tmp_path, index):
     assert not (sub / ".pix.db").exists()
     code, out, err = pix("query", "second_marker", "--channel", "bm25", cwd=sub)
     assert code == 0 and "src/other.py" in out, err
-    # Folders the index leaves out are not its: they get their own, as before.
-    for left_out in (folder / "node_modules" / "lib", folder / "secret_dir"):
+    # Folders the index leaves out, or that were added since, are not its: they get their
+    # own, as before, and the error names the folder whose index could take them.
+    write(folder, {"added/new.py": "def third_marker():\n    pass\n"})
+    for left_out in (folder / "node_modules" / "lib", folder / "secret_dir", folder / "added"):
         code, _, err = pix("query", "x", cwd=left_out)
         assert code == 3 and str(left_out / ".pix.db") in err, err
+        assert f"the index of {folder.resolve()} does not hold this folder's files" in err, err
+    code, _, err = pix("status", cwd=folder / "added")
+    assert code == 3 and f"`pix index` in {folder.resolve()} adds new files" in err, err
 
 
 def test_at_indexes_old_commit_exactly_with_dirty_worktree(make_repo, index):

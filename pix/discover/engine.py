@@ -33,10 +33,10 @@ from pix.discover.scope import (
 )
 from pix.discover.verify import Excerpt, FileResult, Matcher
 from pix.errors import UsageError
-from pix.index import locate
+from pix.index import locate, open_index
 from pix.output.render import path_sample, shown_path
 from pix.snapshot import changed_files, select_snapshot, tree_elsewhere
-from pix.store import open_store, sql
+from pix.store import sql
 from pix.store.db import Store
 
 SCHEMA_VERSION = 1
@@ -129,7 +129,7 @@ def discover(
             hint="pix discover --workspace W, or pix mcp --workspace W",
         )
     target = locate(cwd, db)
-    store = open_store(target.db, create=False)
+    store = open_index(target)
     try:
         return _run(store, target, req, started, reveal)
     except apsw.SQLError:
