@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -176,20 +177,25 @@ def stale_elsewhere(store: Store, target: Target, snapshot: Snapshot) -> list[st
 
 
 def changed_files(store: Store, target: Target, snapshot: Snapshot) -> list[str]:
-    """Paths added, removed or modified in the work tree since the snapshot was indexed,
-    judged by size and mtime (no file is read). Empty when the snapshot is not of this tree."""
-    if snapshot.kind == "commit" or not same_folder(snapshot.root, target.root):
+    """Paths added, removed or modified in the work tree since the snapshot was indexed. A
+    file whose size and mtime are as indexed is unchanged (no file is read); one whose mtime
+    alone differs is read, and unchanged if its git blob id is the one indexed: a `touch`, a
+    checkout there and back, or a repository copied or moved with its .pix.db (whose
+    snapshot is of the old folder, and every mtime differs). Empty for a commit's snapshot
+    and for another folder's tree (tree_elsewhere: stale_elsewhere judges that one)."""
+    if snapshot.kind == "commit" or tree_elsewhere(snapshot, target) is not None:
         return []
-    root = Path(snapshot.root)
+    root = target.root
     excluded = excluded_paths(target)
     then = {
-        path: (size, mtime)
-        for path, _, size, mtime in store.conn.execute(sql.SNAPSHOT_FILES, (snapshot.id,))
+        path: (size, mtime, sha)
+        for path, sha, size, mtime in store.conn.execute(sql.SNAPSHOT_FILES, (snapshot.id,))
     }
     # A submodule or nested repository is no content of this index: never a change (and a
-    # snapshot written before they were recorded, migration 009, must not read as stale).
+    # snapshot written before they were recorded, migration 009, must not read as stale). A
+    # skipped file has no blob id: the same size is the same file.
     then.update(
-        (path, (size, mtime))
+        (path, (size, mtime, None))
         for path, reason, size, mtime in store.conn.execute(sql.SNAPSHOT_SKIPPED, (snapshot.id,))
         if reason != "submodule"
     )
@@ -199,7 +205,24 @@ def changed_files(store: Store, target: Target, snapshot: Snapshot) -> list[str]
         listed = scan.list_folder(root, excluded).entries
         now = {e.path: (e.size, e.mtime_ns) for e in listed if not e.submodule}
     now = _as_stored(now)
-    return sorted(p for p in now.keys() | then.keys() if now.get(p) != then.get(p))
+    differ = (p for p in now.keys() | then.keys() if now.get(p) != then.get(p, (None,) * 3)[:2])
+    return sorted(p for p in differ if not _same_content(root, p, now.get(p), then.get(p)))
+
+
+def _same_content(
+    root: Path, path: str, now: tuple[int, int] | None, then: tuple[int, int, str | None] | None
+) -> bool:
+    """Whether a file whose stat differs from the indexed one still holds the indexed bytes."""
+    if now is None or then is None or now[0] != then[0]:
+        return False
+    if then[2] is None:
+        return True
+    try:  # (a file that became a symlink is a change, and its target is not read)
+        fd = os.open(root / path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as f:
+        return scan.blob_id(f.read()) == then[2]
 
 
 def _as_stored(stats: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import contextlib
 
-from pix.errors import PixError
-from pix.index import locate, open_index
+from pix.errors import NotIndexedError, PixError
+from pix.index import Target, locate, open_index
 from pix.ingest.embed import model_identity
 from pix.schemas import json_name
-from pix.snapshot import Snapshot, changed_files, other_tree
-from pix.store import sql
+from pix.snapshot import Snapshot, changed_files, other_tree, select_snapshot, tree_elsewhere
+from pix.store import Store, sql
 
 SCHEMA_VERSION = 1  # schema/status-response.v1.json
 NUMBERS = ("dims", "maxTokens")  # `meta` holds text; the answer gives numbers as numbers
@@ -67,6 +67,8 @@ def status(db: str | None = None, cwd: str | None = None) -> dict:
                         sid, kind, root, commit, branch, bool(dirty), created, None
                     )
             blobs, source_bytes, chunks, vectors = conn.execute(sql.TOTALS).fetchone()
+            if newest_tree is None:  # a database copied or moved with its repository
+                newest_tree = _copied_tree(store, target)
             changed = changed_files(store, target, newest_tree) if newest_tree else []
             recorded = {key: store.meta(key) for key in model_identity()}
     finally:
@@ -93,3 +95,14 @@ def status(db: str | None = None, cwd: str | None = None) -> dict:
             "changedPaths": changed[:20],
         },
     }
+
+
+def _copied_tree(store: Store, target: Target) -> Snapshot | None:
+    """The snapshot a query reads here when none is of this folder: the newest of another
+    work tree, when the database is this folder's (pix.snapshot.tree_elsewhere), as when a
+    repository is copied or moved with its .pix.db."""
+    try:
+        snapshot = select_snapshot(store, target, None)
+    except NotIndexedError:
+        return None
+    return snapshot if tree_elsewhere(snapshot, target) is None else None

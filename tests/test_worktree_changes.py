@@ -8,16 +8,18 @@ it must keep exactly the files the indexer's own listing (`scan.list_worktree`) 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
-from conftest import commit, new_repo, write
+from conftest import commit, git, new_repo, write
 
 from pix.errors import UsageError
 from pix.index import index_repository
 from pix.ingest import scan
 from pix.query import QueryEngine
 from pix.snapshot import changed_files, select_snapshot
+from pix.status import status
 
 FILES = {
     ".gitignore": "*.log\nbuild/\n",
@@ -91,7 +93,8 @@ def test_changed_files_names_every_kind_of_change_and_nothing_else(tmp_path):
     assert changed(root, db) == []
 
     write(root, {"src/app.py": "def main():\n    return 10\n"})  # content (and size)
-    later(root / "src" / "util.py")  # touched: same bytes, new mtime
+    write(root, {"src/util.py": "def helper():\n    return 3\n"})  # content, not size
+    later(root / "docs" / "guide.md")  # touched: same bytes, new mtime (git: unchanged)
     (root / "keep.txt").unlink()  # deleted
     write(root, {"notes/new.py": "y = 2\n"})  # untracked, not ignored
     write(root, {"debug.log": "ignored\n", "build/x.py": "ignored\n"})  # ignored
@@ -113,3 +116,36 @@ def test_a_plain_folder_is_checked_without_git(tmp_path):
     assert changed(root, db) == []
     (root / "b.py").write_text("def b():\n    return 2\n", encoding="utf-8")
     assert changed(root, db) == ["b.py"]
+
+
+def test_a_file_that_became_a_symlink_of_its_own_size_is_a_change(tmp_path):
+    """Its target holds the same bytes, and a link to "abc.py" is six bytes as `x = 1` is: the
+    link is not followed (nor would one out of the repository be)."""
+    root = new_repo(tmp_path / "repo", {"a.py": "x = 1\n", "abc.py": "x = 1\n"})
+    db = tmp_path / "index.db"
+    index_repository(str(root), str(db), embed=False)
+    (root / "a.py").unlink()
+    (root / "a.py").symlink_to("abc.py")
+    assert os.lstat(root / "a.py").st_size == len("x = 1\n")
+    assert changed(root, db) == ["a.py"]
+
+
+def test_a_repository_copied_or_moved_with_its_database_is_checked_by_content(tmp_path):
+    """Its snapshot is of the old folder and every mtime differs: a file is a change when its
+    bytes are (audit: a copy at another commit, or a moved folder, warned of nothing)."""
+    root = new_repo(tmp_path / "repo", FILES)
+    old = git(root, "rev-parse", "HEAD")
+    write(root, {"src/app.py": "def main():\n    return 100\n"})
+    commit(root, "later")
+    index_repository(str(root), embed=False)
+    same = tmp_path / "same"
+    shutil.copytree(root, same)  # new mtimes, same bytes
+    assert changed(same, same / ".pix.db") == []
+    git(same, "checkout", "-q", old)  # the copy at another commit
+    assert changed(same, same / ".pix.db") == ["src/app.py"]
+    moved = tmp_path / "moved"
+    root.rename(moved)
+    write(moved, {"src/util.py": "def helper():\n    return 20\n"})
+    assert changed(moved, moved / ".pix.db") == ["src/util.py"]
+    report = status(cwd=str(moved))
+    assert report["workTree"] == {"indexed": True, "changed": 1, "changedPaths": ["src/util.py"]}
