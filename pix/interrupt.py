@@ -11,6 +11,9 @@ transaction rolls back) and exits 130 through `report()`. If the process is stil
 GRACE_SECONDS later (a call nothing can cancel, a wait for another writer's lock), the watcher
 ends it with the same line and code; SQLite's journal makes that as safe as a kill. A second
 Ctrl-C ends it at once.
+
+SIGTERM (`timeout`, a service manager, an agent's host stopping a server) takes the same path
+and exits 143 (128 + 15), as a shell reports a terminated command.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ _cancellers: dict[int, Callable[[], object]] = {}
 _reported = threading.Lock()
 _grace = GRACE_SECONDS
 _installed = False
+_received = signal.SIGINT  # the first of the signals watched, for the exit code
+_WATCHED = (signal.SIGINT, signal.SIGTERM)
 
 
 def install(grace: float = GRACE_SECONDS) -> None:
@@ -44,11 +49,25 @@ def install(grace: float = GRACE_SECONDS) -> None:
         return
     if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
         return  # SIGINT ignored (a background job) or handled by whoever embeds pix
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminated)
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
     signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
     threading.Thread(target=_watch, args=(read_fd,), name="pix-interrupt", daemon=True).start()
     _installed = True
+
+
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM's Python-level handler: a KeyboardInterrupt, as SIGINT's is."""
+    _received_first(signum)
+    raise KeyboardInterrupt
+
+
+def _received_first(signum: int) -> None:
+    global _received
+    if not _requested.is_set() and signum in _WATCHED:
+        _received = signal.Signals(signum)
 
 
 def set_grace(seconds: float) -> None:
@@ -91,16 +110,19 @@ def unregister(key: int) -> None:
 
 
 def report() -> int:
-    """Say "interrupted" (once per process) and return the exit code."""
+    """Say "interrupted" (once per process) and return the exit code: 130 after SIGINT, 143
+    after SIGTERM."""
     if _reported.acquire(blocking=False):
         if threading.current_thread() is threading.main_thread():
             # Unwinding is done: a second Ctrl-C now would only print a traceback.
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+            if signal.getsignal(signal.SIGTERM) is _terminated:
+                signal.signal(signal.SIGTERM, signal.SIG_IGN)
             with contextlib.suppress(Exception):
                 sys.stderr.flush()  # (not from the watcher: the main thread may hold its lock)
         with contextlib.suppress(OSError):
             os.write(2, ("\n" if _isatty() else "").encode() + MESSAGE.encode())
-    return EXIT_INTERRUPTED
+    return 128 + _received
 
 
 def _isatty() -> bool:
@@ -117,27 +139,28 @@ def _cancel_all() -> None:
                 cancel()
 
 
-def _got_sigint(fd: int, timeout: float | None) -> bool:
-    """Wait for a signal byte on the wakeup pipe; True if one of them is SIGINT."""
+def _got_signal(fd: int, timeout: float | None) -> int | None:
+    """Wait for a signal byte on the wakeup pipe; the first watched signal among them."""
     while True:
         if timeout is not None:
             ready, _, _ = select.select([fd], [], [], max(timeout, 0.0))
             if not ready:
-                return False
+                return None
         data = os.read(fd, 64)
         if not data:
-            return False
-        if signal.SIGINT in data:
-            return True
+            return None
+        if watched := [b for b in data if b in _WATCHED]:
+            return watched[0]
 
 
 def _watch(fd: int) -> None:
-    if not _got_sigint(fd, None):
+    signum = _got_signal(fd, None)
+    if signum is None:
         return
+    _received_first(signum)
     _requested.set()
     _cancel_all()
     deadline = time.monotonic() + _grace
-    # A second Ctrl-C, or the grace running out, ends the process from here.
-    _got_sigint(fd, deadline - time.monotonic())
-    report()
-    os._exit(EXIT_INTERRUPTED)
+    # A second signal, or the grace running out, ends the process from here.
+    _got_signal(fd, deadline - time.monotonic())
+    os._exit(report())

@@ -178,8 +178,12 @@ class Store:
         try:
             yield self.conn
         except BaseException:
-            if not self.conn.getautocommit():  # an interrupted statement rolls back itself
-                self.conn.execute("ROLLBACK")
+            # A Ctrl-C between BEGIN and the `with` leaves this generator to the garbage
+            # collector, after the connection was closed (closing rolled back): nothing to do,
+            # and an error here would print a traceback after pix's "interrupted" line.
+            with contextlib.suppress(apsw.ConnectionClosedError):
+                if not self.conn.getautocommit():  # an interrupted statement rolls back itself
+                    self.conn.execute("ROLLBACK")
             raise
         else:
             self.conn.execute("COMMIT")
@@ -191,8 +195,9 @@ class Store:
         try:
             yield self.conn
         finally:
-            if not self.conn.getautocommit():
-                self.conn.execute("COMMIT")
+            with contextlib.suppress(apsw.ConnectionClosedError):  # (as in write)
+                if not self.conn.getautocommit():
+                    self.conn.execute("COMMIT")
 
     def check_integrity(self) -> None:
         """Raise DatabaseError if SQLite finds the file damaged."""
