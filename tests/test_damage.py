@@ -287,6 +287,47 @@ def test_a_whole_database_in_a_folder_that_cannot_be_written_is_read_not_called_
     assert digest(folder / ".pix.db") == before
 
 
+def unwritable(path: Path) -> list[str]:
+    """Make `path` a file pix cannot write (as root too, whom modes do not stop: chattr +i);
+    the command that undoes it."""
+    if os.geteuid() != 0:
+        path.chmod(0o444)
+        return ["chmod", "644", str(path)]
+    if subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode != 0:
+        pytest.skip("root, and chattr +i is not allowed here")
+    return ["chattr", "-i", str(path)]
+
+
+def test_reading_a_database_pix_cannot_write_leaves_nothing_beside_it(env):
+    """In a writable folder SQLite made the -wal and -shm with the file's read-only mode; they
+    outlived the read and failed its owner's next `pix index` with "unexpected ReadOnlyError"
+    (audit). The file is now read immutable, as in a read-only folder."""
+    repo, db = env
+    undo = unwritable(db)
+    try:
+        for command in (["query", "area", "--json"], ["status"], ["discover", "-l", "a=area"]):
+            code, out, err = pix(*command, cwd=repo)
+            assert code == 0, err
+        beside = [p.name for p in repo.iterdir() if p.name.startswith(".pix.db-")]
+        assert beside == []
+    finally:
+        subprocess.run(undo, check=True)
+    assert pix("index", "--static-only", cwd=repo)[0] == 0
+
+
+def test_a_read_only_file_left_beside_the_database_is_named_exit_4(env):
+    repo, db = env
+    shm = repo / ".pix.db-shm"
+    shm.write_bytes(b"")
+    undo = unwritable(shm)
+    try:
+        code, out, err = pix("index", "--static-only", cwd=repo)
+    finally:
+        subprocess.run(undo, check=True)
+    assert code == 4 and err.startswith(f"pix: error: cannot write {db}: {shm} beside it"), err
+    assert f"remove {shm}" in err and err.count("\n") == 1
+
+
 def test_rebuild_keeps_the_aliases_saved_while_it_built(env):
     # The aliases were read when the rebuild started and the new file swapped in at the end:
     # one saved or removed meanwhile was lost, its command having said it was done.

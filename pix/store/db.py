@@ -304,13 +304,33 @@ def read_only_error(path: Path) -> DatabaseError:
 
 def opens_immutable(path: Path) -> bool:
     """Whether a read-only connection must open the file `immutable`: SQLite cannot make the
-    -shm file a WAL database is read through (its folder cannot be written), and no -wal is
-    beside it, so no connection has it open and the file holds every commit. Someone who can
-    write it (the checkout's owner, the host behind a read-only mount) may still change it
-    later: a Store opened so watches its size and mtime (file_identity) and is reopened, as
-    a replaced file is, when they change."""
+    -shm file a WAL database is read through (its folder cannot be written), or would make
+    it and the -wal with the file's read-only mode (the file cannot be written: they would
+    outlive the read and fail its owner's next write), and no -wal is beside it, so no
+    connection has it open and the file holds every commit. Someone who can write it (the
+    checkout's owner, the host behind a read-only mount) may still change it later: a Store
+    opened so watches its size and mtime (file_identity) and is reopened, as a replaced file
+    is, when they change."""
     wal = path.with_name(path.name + "-wal")
-    return not os.access(path.parent, os.W_OK) and not wal.exists()
+    writable = os.access(path.parent, os.W_OK) and os.access(path, os.W_OK)
+    return not writable and not wal.exists()
+
+
+def _read_only_beside(path: Path) -> DatabaseError | None:
+    """A -wal or -shm beside a writable database that pix cannot write (left by a read of the
+    file while it was read-only, by an older pix or another program): SQLite's first write
+    would fail with "attempt to write a readonly database"."""
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        if side.exists() and not os.access(side, os.W_OK):
+            fix = (
+                f"remove {side}" if suffix == "-shm" else f"make {side} writable (it holds commits)"
+            )
+            return DatabaseError(
+                f"cannot write {path}: {side} beside it is read-only",
+                hint=f"when no process has the database open, {fix}",
+            )
+    return None
 
 
 def _open_read_only(path: Path, immutable: bool) -> apsw.Connection:
@@ -536,6 +556,8 @@ def open_store(path: Path, *, create: bool, check: bool = False) -> Store:
             if create:
                 raise read_only_error(path)
             return _read_only_store(path, applied, immutable)
+        if create and (beside := _read_only_beside(path)):
+            raise beside
     for attempt in range(SCHEMA_RETRIES):
         began = time.monotonic()
         try:
