@@ -94,7 +94,8 @@ def test_a_zeroed_page_is_refused_with_the_fix_and_rebuild_swaps_in_a_whole_inde
     assert 1 < page < pages  # in the middle of the file
     damaged = digest(db)
 
-    for command in (["index"], ["status"]):
+    # (alias add and remove wrote into it: audit)
+    for command in (["index"], ["status"], ["alias", "add", "b", "x"], ["alias", "rm", "area"]):
         code, out, err = pix(*command, cwd=repo)
         assert code == 4, (command, err)
         assert "damaged" in err and "pix index --rebuild" in err
