@@ -354,6 +354,8 @@ def gc(
 
     db_file = one_db(db)
     report = run(db=str(db_file) if db_file else None, keep=keep)
+    for warning in report.get("warnings", []):
+        typer.echo(f"warning: {warning}", err=True)
     if as_json:
         emit_json(report)
     else:

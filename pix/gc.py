@@ -51,13 +51,19 @@ def gc(path: str | None = None, db: str | None = None, keep: int | None = None) 
                 removed[name] = conn.changes()
         conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # a file made before pix set it
         conn.execute("VACUUM")
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        return {
+        busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        report = {
             "schemaVersion": SCHEMA_VERSION,
             "db": str(target.db),
             "removed": removed,
             "bytesBefore": before,
             "bytesAfter": database_bytes(target.db),
         }
+        if busy:  # a reader's snapshot holds the old pages: the rewrite waits in the WAL
+            report["warnings"] = [
+                "another process is reading the database, so the space is not given back "
+                "yet (the rewritten file waits in its -wal); run `pix gc` again once it is done"
+            ]
+        return report
     finally:
         store.close()

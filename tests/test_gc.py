@@ -3,6 +3,8 @@ and what stays answers exactly as before."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -144,3 +146,35 @@ def test_gc_turns_on_incremental_vacuum_in_an_older_file(make_repo, index):
     code, _, err = pix_json("gc", "--json", cwd=repo)
     assert code == 0, err
     assert pragma(db, "auto_vacuum") == 2
+
+
+def test_gc_says_when_a_reader_keeps_the_space_from_coming_back(history, monkeypatch):
+    """Another process in a read transaction holds the old pages: gc's checkpoint cannot
+    truncate the WAL, the rewritten file waits there, and gc said nothing of it (audit)."""
+    repo, _ = history
+    db = repo / ".pix.db"
+    reader = subprocess.Popen(
+        [sys.executable, "-c", READER, str(db)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert reader.stdout.readline().strip() == "reading"
+        monkeypatch.setenv("PIX_LOCK_TIMEOUT", "1")
+        code, report, err = pix_json("gc", "--keep", "0", "--json", cwd=repo)
+    finally:
+        reader.kill()
+        reader.wait()
+    assert code == 0, err
+    RESPONSE.validate(report)
+    assert report["warnings"] and "another process is reading the database" in err
+    code, report, err = pix_json("gc", "--json", cwd=repo)  # the reader gone: it all comes back
+    assert code == 0 and "warnings" not in report and report["bytesAfter"] < report["bytesBefore"]
+
+
+READER = """
+import sqlite3, sys, time
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN")
+conn.execute("SELECT count(*) FROM snapshot").fetchone()
+print("reading", flush=True)
+time.sleep(60)
+"""
