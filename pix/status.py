@@ -8,7 +8,13 @@ from pix.errors import NotIndexedError, PixError
 from pix.index import Target, locate, open_index
 from pix.ingest.embed import model_identity
 from pix.schemas import json_name
-from pix.snapshot import Snapshot, changed_files, other_tree, select_snapshot, tree_elsewhere
+from pix.snapshot import (
+    Snapshot,
+    changed_files,
+    judges_this_tree,
+    other_tree,
+    select_snapshot,
+)
 from pix.store import Store, sql
 
 SCHEMA_VERSION = 1  # schema/status-response.v1.json
@@ -99,10 +105,10 @@ def status(db: str | None = None, cwd: str | None = None) -> dict:
 
 def _copied_tree(store: Store, target: Target) -> Snapshot | None:
     """The snapshot a query reads here when none is of this folder: the newest of another
-    work tree, when the database is this folder's (pix.snapshot.tree_elsewhere), as when a
-    repository is copied or moved with its .pix.db."""
+    work tree, when the database is this folder's own .pix.db, copied or moved with it
+    (pix.snapshot.judges_this_tree)."""
     try:
         snapshot = select_snapshot(store, target, None)
     except NotIndexedError:
         return None
-    return snapshot if tree_elsewhere(snapshot, target) is None else None
+    return snapshot if judges_this_tree(snapshot, target) else None

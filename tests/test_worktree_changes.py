@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 from conftest import commit, git, new_repo, write
 
+from pix import snapshot
 from pix.errors import UsageError
 from pix.index import index_repository
 from pix.ingest import scan
-from pix.query import QueryEngine
+from pix.query import QueryEngine, QueryRequest, refresh_first
 from pix.snapshot import changed_files, select_snapshot
 from pix.status import status
 
@@ -139,7 +140,8 @@ def test_a_repository_copied_or_moved_with_its_database_is_checked_by_content(tm
     commit(root, "later")
     index_repository(str(root), embed=False)
     same = tmp_path / "same"
-    shutil.copytree(root, same)  # new mtimes, same bytes
+    shutil.copytree(root, same, copy_function=shutil.copy)  # new mtimes, same bytes
+    assert os.stat(same / "keep.txt").st_mtime_ns != os.stat(root / "keep.txt").st_mtime_ns
     assert changed(same, same / ".pix.db") == []
     git(same, "checkout", "-q", old)  # the copy at another commit
     assert changed(same, same / ".pix.db") == ["src/app.py"]
@@ -149,3 +151,51 @@ def test_a_repository_copied_or_moved_with_its_database_is_checked_by_content(tm
     assert changed(moved, moved / ".pix.db") == ["src/util.py"]
     report = status(cwd=str(moved))
     assert report["workTree"] == {"indexed": True, "changed": 1, "changedPaths": ["src/util.py"]}
+
+
+def test_a_database_named_with_db_whose_tree_is_gone_judges_no_other_folder(tmp_path):
+    """Only a folder's own .pix.db, copied or moved with it, is checked against the folder it
+    is in. A database --db names (its tree on another machine, or moved away), or a
+    workspace's bare `db` entry, is not: the folder pix runs in read as changed throughout,
+    and a server's auto-refresh indexed that folder into it (review)."""
+    root = new_repo(tmp_path / "repo", FILES)
+    db = tmp_path / "data" / "a.pix.db"
+    index_repository(str(root), str(db), embed=False)
+    root.rename(tmp_path / "gone")
+    here = new_repo(tmp_path / "here", {"unrelated.py": "x = 1\n"})
+    assert changed(here, db) == []
+    assert changed(db.parent, db) == []  # a bare `db` entry's shard runs in its folder
+    engine = QueryEngine(db=str(db), cwd=str(here))
+    try:
+        request = QueryRequest(query="helper")
+        assert refresh_first(engine, request, [], auto=True) == (None, [])
+        assert [r["path"] for r in engine.query(request)["results"]][:1] == ["src/util.py"]
+    finally:
+        engine.close()
+
+
+def test_a_skipped_file_is_judged_by_size_only_when_its_bytes_did_not_skip_it(tmp_path):
+    """A binary file may turn into text at the same size (review): a new mtime is a change.
+    One skipped for its size is the same file at the same size."""
+    root = new_repo(tmp_path / "repo", {"a.py": "x = 1\n", "blob.dat": "\0" * 8 + "\n"})
+    write(root, {"big.txt": "y" * 2000 + "\n"})
+    commit(root, "big")
+    db = tmp_path / "index.db"
+    index_repository(str(root), str(db), embed=False, max_bytes=1000)
+    assert changed(root, db) == []
+    (root / "blob.dat").write_text("abcdefgh\n")  # the same nine bytes, now text
+    later(root / "big.txt")
+    assert changed(root, db) == ["blob.dat"]
+
+
+def test_past_the_read_budget_a_touched_file_counts_as_changed(tmp_path, monkeypatch):
+    """The bytes one check reads are bounded (snapshot.READ_BUDGET): the files read are the
+    first in path order, so the answer is the same every time."""
+    root = new_repo(tmp_path / "repo", {f"m{i}.py": f"value = {i}\n" for i in range(4)})
+    db = tmp_path / "index.db"
+    index_repository(str(root), str(db), embed=False)
+    for i in range(4):
+        later(root / f"m{i}.py")
+    assert changed(root, db) == []
+    monkeypatch.setattr(snapshot, "READ_BUDGET", 2 * len("value = 0\n"))
+    assert changed(root, db) == ["m2.py", "m3.py"] == changed(root, db)
