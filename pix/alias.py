@@ -170,10 +170,10 @@ def _read(name: str, raw: str, created_at: str) -> Alias:
 
 
 @contextmanager
-def opened(db: str | None = None, cwd: str | None = None, write: bool = False) -> Iterator[Store]:
-    """The database of `cwd` (or `db`); aliases live in an existing index. To `write`, a
-    damaged file is refused first (quick_check), as `pix index` and `pix gc` refuse it."""
-    store = open_index(locate(cwd, db), check=write)
+def opened(db: str | None = None, cwd: str | None = None) -> Iterator[Store]:
+    """The database of `cwd` (or `db`); aliases live in an existing index (add and remove
+    ask Store.ready_to_write first)."""
+    store = open_index(locate(cwd, db))
     try:
         yield store
     finally:
@@ -191,6 +191,7 @@ def add(store: Store, name: str, spec: object, force: bool = False) -> dict:
             hint=f"save it with a top from {TOP_MIN} to {TOP_MAX}",
         )
     created = now_iso()
+    store.ready_to_write()
     with store.write() as conn:
         existed = conn.execute(EXISTS, (name,)).fetchone() is not None
         if existed and not force:
@@ -228,6 +229,7 @@ def remove(store: Store, name: str) -> dict:
     that breaks the naming rules included)."""
     if not name:
         raise UsageError("an alias name cannot be empty")
+    store.ready_to_write()
     with store.write() as conn:
         conn.execute(DELETE, (name,))
         if conn.changes() == 0:
@@ -273,7 +275,7 @@ def run(
 def add_at(
     name: str, spec: object, force: bool = False, db: str | None = None, cwd: str | None = None
 ) -> dict:
-    with opened(db, cwd, write=True) as store:
+    with opened(db, cwd) as store:
         saved = add(store, name, spec, force)
         store.check_not_moved(f"saving alias {name!r}")  # (`pix index --rebuild` meanwhile)
         return saved
@@ -290,7 +292,7 @@ def list_at(db: str | None = None, cwd: str | None = None) -> dict:
 
 
 def remove_at(name: str, db: str | None = None, cwd: str | None = None) -> dict:
-    with opened(db, cwd, write=True) as store:
+    with opened(db, cwd) as store:
         removed = remove(store, name)
         store.check_not_moved(f"removing alias {name!r}")
         return removed

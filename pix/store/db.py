@@ -203,6 +203,16 @@ class Store:
         """Raise DatabaseError if SQLite finds the file damaged."""
         quick_check(self.conn, self.path)
 
+    def ready_to_write(self) -> None:
+        """Refuse, before a byte is written, what a write would fail on or spread: a file
+        pix cannot write, a read-only -wal or -shm beside it, a damaged file (quick_check).
+        What `pix gc` and the alias writes (CLI and MCP) ask first, as `pix index` does."""
+        if self.read_only:
+            raise read_only_error(self.path)
+        if beside := _read_only_beside(self.path):
+            raise beside
+        self.check_integrity()
+
     def meta(self, key: str) -> str | None:
         row = self.conn.execute(GET_META, (key,)).fetchone()
         return row[0] if row else None
