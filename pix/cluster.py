@@ -176,6 +176,7 @@ def _with_ray(ray, shards, skipped, address, cpus, max_bytes, progress) -> Works
             ray.init(address=address, **quiet)
     except (ConnectionError, ValueError, RuntimeError) as exc:
         raise UsageError(f"cannot start or reach Ray at {address}: {exc}") from None
+    interrupt.reclaim_sigterm()
     try:
         report = WorkspaceReport([], skipped, ray=address)
         _Run(ray, report, shards, max_bytes, progress).run()

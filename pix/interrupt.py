@@ -32,6 +32,7 @@ GRACE_SECONDS = 2.0
 MESSAGE = "pix: interrupted; what was committed is kept, run the command again to continue\n"
 
 _requested = threading.Event()
+_term_watched = threading.Event()  # install() took SIGTERM (it was at its default)
 _lock = threading.Lock()  # cancellers run under it, so none runs on a connection being closed
 _cancellers: dict[int, Callable[[], object]] = {}
 _reported = threading.Lock()
@@ -47,15 +48,27 @@ def install(grace: float = GRACE_SECONDS) -> None:
     _grace = grace
     if _installed or threading.current_thread() is not threading.main_thread():
         return
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        return  # SIGINT ignored (a background job) or handled by whoever embeds pix
-    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+    # SIGINT ignored (a background job: `timeout 60 pix index &`) or handled by whoever
+    # embeds pix is left alone; SIGTERM is watched unless someone else handles it.
+    watch_int = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    watch_term = signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    if not (watch_int or watch_term):
+        return
+    if watch_term:
         signal.signal(signal.SIGTERM, _terminated)
+        _term_watched.set()
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
     signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
     threading.Thread(target=_watch, args=(read_fd,), name="pix-interrupt", daemon=True).start()
     _installed = True
+
+
+def reclaim_sigterm() -> None:
+    """Watch SIGTERM again after a library replaced the handler (ray.init installs one that
+    exits at once, with no line and no unwinding)."""
+    if _term_watched.is_set() and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminated)
 
 
 def _terminated(signum: int, frame: object) -> None:

@@ -58,7 +58,9 @@ def vectors(db: Path) -> int:
     return count(db, "SELECT count(*) FROM chunk_vec_rowids")
 
 
-def start(*args: str, cwd: Path, stdin: int | None = None) -> subprocess.Popen:
+def start(
+    *args: str, cwd: Path, stdin: int | None = None, preexec=default_sigint
+) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-P", "-m", "pix.cli", *args],
         cwd=cwd,
@@ -66,7 +68,7 @@ def start(*args: str, cwd: Path, stdin: int | None = None) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**os.environ, **GIT_ENV},
-        preexec_fn=default_sigint,
+        preexec_fn=preexec,
     )
 
 
@@ -189,10 +191,10 @@ def rpc(proc: subprocess.Popen, message: dict) -> None:
     proc.stdin.flush()
 
 
-def start_mcp(repo: Path) -> subprocess.Popen:
+def start_mcp(repo: Path, preexec=default_sigint) -> subprocess.Popen:
     """`pix mcp` in `repo`, initialised over raw JSON-RPC (a client library would handle
     SIGINT itself)."""
-    proc = start("mcp", cwd=repo, stdin=subprocess.PIPE)
+    proc = start("mcp", cwd=repo, stdin=subprocess.PIPE, preexec=preexec)
     assert proc.stdout is not None
     rpc(
         proc,
@@ -244,3 +246,14 @@ def test_sigint_stops_an_idle_mcp_server(tmp_path):
     proc = start_mcp(repo)  # serving, and waiting for stdin
     delay, _, err = interrupt(proc)
     assert_interrupted(proc, delay, err, "pix mcp (idle)")
+
+
+def test_sigterm_stops_an_mcp_server_started_with_sigint_ignored(tmp_path):
+    """A background job (`nohup pix mcp &`, a host that ignores SIGINT for its children)
+    starts with SIGINT ignored; SIGTERM is still taken: one line, exit 143 (review: it died
+    by the signal)."""
+    repo = new_repo(tmp_path / "repo", code_files(1, 2))
+    assert pix("index", "--no-embed", cwd=repo)[0] == 0
+    proc = start_mcp(repo, preexec=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    delay, _, err = interrupt(proc, signal.SIGTERM)
+    assert_interrupted(proc, delay, err, "pix mcp (idle, SIGINT ignored), SIGTERM", code=143)
