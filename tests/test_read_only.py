@@ -188,6 +188,38 @@ def test_a_server_reads_what_the_owner_writes_behind_the_read_only_mount(root):
         assert pix("index", cwd=root)[0] == 0  # the owner, where the file can be written
         answer = ask(3, "predict tide height from the moon phase")
         assert answer["results"][0]["file"] == "tides.py", answer
+        # The owner's own server holds the file open: its next commit stays in the -wal,
+        # and the file itself does not change until a checkpoint (review).
+        holder = subprocess.Popen(
+            [sys.executable, "-c", HOLD_OPEN, str(root / ".pix.db")],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+            (root / "comets.py").write_text(
+                "def comet_tail_length(distance_to_sun):\n    return 1 / distance_to_sun\n",
+                encoding="utf-8",
+            )
+            before = (root / ".pix.db").stat()
+            assert pix("index", "--static-only", cwd=root)[0] == 0
+            after = (root / ".pix.db").stat()
+            assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+            answer = ask(4, "length of a comet's tail by its distance to the sun")
+            assert answer["results"][0]["file"] == "comets.py", answer
+        finally:
+            holder.kill()
+            holder.wait()
     finally:
         server.stdin.close()
         assert server.wait(timeout=60) == 0
+
+
+# A writer's connection left open (the owner's own server): SQLite checkpoints and removes
+# the -wal only when the last connection closes.
+HOLD_OPEN = """
+import sys, time, apsw
+conn = apsw.Connection(sys.argv[1])
+conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()
+print("open", flush=True)
+time.sleep(120)
+"""

@@ -94,12 +94,21 @@ def now_iso() -> str:
 
 def file_identity(path: Path, content: bool = False) -> tuple[int, ...] | None:
     """(st_dev, st_ino) of the file at `path`, None if there is none; with `content`, its
-    size and mtime too (a file written in place)."""
+    size and mtime too (a file written in place), and its -wal's when there is one: the
+    owner of a file read `immutable` commits into a -wal, which the file shows only once
+    checkpointed."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
         return None
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) if content else (st.st_dev, st.st_ino)
+    if not content:
+        return (st.st_dev, st.st_ino)
+    try:
+        wal = os.stat(path.with_name(path.name + "-wal"))
+        beside: tuple[int, ...] = (wal.st_size, wal.st_mtime_ns)
+    except FileNotFoundError:
+        beside = ()
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, *beside)
 
 
 class Store:
