@@ -1,7 +1,9 @@
 """`pix gc`: drop what no snapshot needs and give the space back to the file system.
 
 `--keep N` first drops commit snapshots (`pix index --at`) beyond the N indexed last; the work-tree
-snapshot is never dropped. Then blobs no snapshot references go, with their chunks, vectors,
+snapshot is never dropped. In a folder's own .pix.db, the work trees of other folders go once
+this folder has its own (a repository copied or moved with its database leaves its old
+folder's behind). Then blobs no snapshot references go, with their chunks, vectors,
 FTS and trigram rows and secrets, in one transaction. Deleting frees pages inside the file
 only, so VACUUM then rewrites the file without them and the WAL is truncated.
 """
@@ -39,6 +41,9 @@ def gc(path: str | None = None, db: str | None = None, keep: int | None = None) 
             if keep is not None:
                 conn.execute(sql.GC_OLD_COMMIT_SNAPSHOTS, (keep,))
                 removed["snapshots"] = conn.changes()
+            if target.db == target.root / ".pix.db":  # (another folder's --db: its trees)
+                conn.execute(sql.GC_OTHER_TREES, {"root": str(target.root)})
+                removed["snapshots"] += conn.changes()
             for name, statement in (
                 ("vectors", sql.GC_VECTORS),
                 ("staticVectors", sql.GC_STATIC_VECTORS),

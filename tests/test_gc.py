@@ -3,6 +3,7 @@ and what stays answers exactly as before."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -178,3 +179,25 @@ conn.execute("SELECT count(*) FROM snapshot").fetchone()
 print("reading", flush=True)
 time.sleep(60)
 """
+
+
+def test_gc_drops_the_old_folders_tree_a_copied_repository_left_behind(make_repo, index, tmp_path):
+    """Kept for ever, it carried the other checkout's content and path (audit); it goes once
+    the copy has a tree of its own, and never from a database another folder's --db names."""
+    repo = make_repo({"geometry.py": GEOMETRY})
+    index(repo)
+    copy = tmp_path / "copy"
+    shutil.copytree(repo, copy)
+    roots = "SELECT root FROM snapshot ORDER BY id"
+    assert gc(str(copy))["removed"]["snapshots"] == 0  # its only tree: what it answers from
+    write(copy, {"greeting.py": GREETING})
+    index(copy)
+    assert [r[0] for r in rows(copy / ".pix.db", roots)] == [str(repo), str(copy)]
+    elsewhere = gc(str(tmp_path), db=str(copy / ".pix.db"))
+    assert elsewhere["removed"]["snapshots"] == 0
+    report = gc(str(copy))
+    RESPONSE.validate(report)
+    assert report["removed"]["snapshots"] == 1
+    assert [r[0] for r in rows(copy / ".pix.db", roots)] == [str(copy)]
+    response = query(QueryRequest("say hello to a person", mode="file"), cwd=str(copy))
+    assert response["results"][0]["file"] == "greeting.py"

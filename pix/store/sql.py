@@ -211,6 +211,12 @@ GC_OLD_COMMIT_SNAPSHOTS = """
 DELETE FROM snapshot WHERE kind = 'commit' AND id NOT IN (
     SELECT id FROM snapshot WHERE kind = 'commit' ORDER BY id DESC LIMIT ?)
 """
+# The work trees of other folders in a folder's own .pix.db: a repository copied or moved
+# with it leaves its old folder's snapshot behind once it is indexed where it is now.
+GC_OTHER_TREES = """
+DELETE FROM snapshot WHERE kind IN ('worktree', 'folder') AND root <> :root
+  AND EXISTS (SELECT 1 FROM snapshot WHERE kind IN ('worktree', 'folder') AND root = :root)
+"""
 GC_VECTORS = f"""
 DELETE FROM chunk_vec WHERE chunk_id IN (
     SELECT c.id FROM chunk c WHERE c.blob_id IN ({_UNREFERENCED_BLOBS}))
