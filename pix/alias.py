@@ -170,10 +170,10 @@ def _read(name: str, raw: str, created_at: str) -> Alias:
 
 
 @contextmanager
-def opened(db: str | None = None, cwd: str | None = None) -> Iterator[Store]:
-    """The database of `cwd` (or `db`); aliases live in an existing index (add and remove
-    ask Store.ready_to_write first)."""
-    store = open_index(locate(cwd, db))
+def opened(db: str | None = None, cwd: str | None = None, write: bool = False) -> Iterator[Store]:
+    """The database of `cwd` (or `db`); aliases live in an existing index. To `write`, what
+    a write would fail on or spread is refused before any migration (open_store)."""
+    store = open_index(locate(cwd, db), check=write, write=write)
     try:
         yield store
     finally:
@@ -275,7 +275,7 @@ def run(
 def add_at(
     name: str, spec: object, force: bool = False, db: str | None = None, cwd: str | None = None
 ) -> dict:
-    with opened(db, cwd) as store:
+    with opened(db, cwd, write=True) as store:
         saved = add(store, name, spec, force)
         store.check_not_moved(f"saving alias {name!r}")  # (`pix index --rebuild` meanwhile)
         return saved
@@ -292,7 +292,7 @@ def list_at(db: str | None = None, cwd: str | None = None) -> dict:
 
 
 def remove_at(name: str, db: str | None = None, cwd: str | None = None) -> dict:
-    with opened(db, cwd) as store:
+    with opened(db, cwd, write=True) as store:
         removed = remove(store, name)
         store.check_not_moved(f"removing alias {name!r}")
         return removed

@@ -31,9 +31,8 @@ def gc(path: str | None = None, db: str | None = None, keep: int | None = None) 
     if keep is not None:
         keep = min(keep, KEEP_ALL)  # more than SQLite's integers hold keeps every snapshot
     target = locate(path, db)
-    store = open_index(target)
+    store = open_index(target, check=True, write=True)
     try:
-        store.ready_to_write()
         before = database_bytes(target.db)
         conn = store.conn
         removed = {"snapshots": 0}

@@ -55,6 +55,10 @@ class Target:
     # Outside git: the nearest folder above with an index that does not hold this folder's
     # files (added since it was indexed, or left out), named when this folder has no index.
     enclosing: Path | None = None
+    # Whether the folder may be the database's tree when its snapshot was made elsewhere (a
+    # repository copied or moved with its database). Not for a workspace's bare `db` entry,
+    # which runs in the database's folder: that folder is no tree of it.
+    tree_here: bool = True
 
 
 def locate(path: str | None = None, db: str | None = None) -> Target:
@@ -107,12 +111,12 @@ def _indexed_folder(start: Path) -> tuple[Path, Path | None]:
     return here, None
 
 
-def open_index(target: Target, *, check: bool = False) -> Store:
+def open_index(target: Target, *, check: bool = False, write: bool = False) -> Store:
     """The target's database, to read: open_store(create=False), whose "no pix index" names
     the folder above whose index leaves this one out, when there is one (following the usual
     hint there would make a second index, nested in the first)."""
     try:
-        return open_store(target.db, create=False, check=check)
+        return open_store(target.db, create=False, check=check, write=write)
     except NotIndexedError as exc:
         if target.enclosing is None:
             raise

@@ -33,6 +33,7 @@ MESSAGE = "pix: interrupted; what was committed is kept, run the command again t
 
 _requested = threading.Event()
 _term_watched = threading.Event()  # install() took SIGTERM (it was at its default)
+_ours: set[int] = set()  # the signals install() watches
 _lock = threading.Lock()  # cancellers run under it, so none runs on a connection being closed
 _cancellers: dict[int, Callable[[], object]] = {}
 _reported = threading.Lock()
@@ -57,6 +58,13 @@ def install(grace: float = GRACE_SECONDS) -> None:
     if watch_term:
         signal.signal(signal.SIGTERM, _terminated)
         _term_watched.set()
+    # Python's handler writes every signal with a Python-level handler to the pipe: the
+    # watcher acts on pix's own only (a SIGINT someone else handles is theirs).
+    _ours.update(
+        signum
+        for signum, watched in ((signal.SIGINT, watch_int), (signal.SIGTERM, watch_term))
+        if watched
+    )
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
     signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
@@ -72,8 +80,11 @@ def reclaim_sigterm() -> None:
 
 
 def _terminated(signum: int, frame: object) -> None:
-    """SIGTERM's Python-level handler: a KeyboardInterrupt, as SIGINT's is."""
+    """SIGTERM's Python-level handler: a KeyboardInterrupt, as SIGINT's is, known as a
+    request before it unwinds (asyncio's shutdown asks `requested()` before it prints the
+    cancelled tasks' tracebacks, and the watcher thread may not have read the pipe yet)."""
     _received_first(signum)
+    _requested.set()
     raise KeyboardInterrupt
 
 
@@ -162,7 +173,7 @@ def _got_signal(fd: int, timeout: float | None) -> int | None:
         data = os.read(fd, 64)
         if not data:
             return None
-        if watched := [b for b in data if b in _WATCHED]:
+        if watched := [b for b in data if b in _ours]:
             return watched[0]
 
 

@@ -76,11 +76,17 @@ class QueryEngine:
     """An open database plus, once needed, the model: what a long-lived server keeps warm."""
 
     def __init__(
-        self, db: str | None = None, cwd: str | None = None, embedder=None, static=None
+        self,
+        db: str | None = None,
+        cwd: str | None = None,
+        embedder=None,
+        static=None,
+        tree_here: bool = True,
     ) -> None:
         """`embedder`, `static`: models to share with other engines (a workspace's shards
-        embed one query once, pix.shards); by default each engine loads its own on first use."""
-        self.target = locate(cwd, db)
+        embed one query once, pix.shards); by default each engine loads its own on first use.
+        `tree_here`: False for a workspace's bare `db` entry (Target.tree_here)."""
+        self.target = replace(locate(cwd, db), tree_here=tree_here)
         self.store: Store = open_index(self.target)
         try:
             check_identity({key: self.store.meta(key) for key in model_identity()})

@@ -142,7 +142,7 @@ class ShardSet:
         try:
             self.engines[shard.name] = QueryEngine(
                 db=str(shard.db), cwd=str(shard.root or shard.db.parent),
-                embedder=self.embedder, static=self.static,
+                embedder=self.embedder, static=self.static, tree_here=shard.root is not None,
             )  # fmt: skip
             if self.depth is not None:
                 self.engines[shard.name].depth = self.depth

@@ -174,7 +174,11 @@ def status_shards(workspace: Workspace) -> dict:
         entry: dict = {"name": shard.name, "db": str(shard.db)}
         entry["root"] = str(shard.root) if shard.root else None
         try:
-            report = status(db=str(shard.db), cwd=str(shard.root or shard.db.parent))
+            report = status(
+                db=str(shard.db),
+                cwd=str(shard.root or shard.db.parent),
+                tree_here=shard.root is not None,
+            )
             tree = report["workTree"]
             entry["fresh"] = tree["indexed"] and tree["changed"] == 0
             entry["status"] = report

@@ -225,13 +225,18 @@ def changed_files(store: Store, target: Target, snapshot: Snapshot) -> list[str]
 
 
 def judges_this_tree(snapshot: Snapshot, target: Target) -> bool:
-    """Whether the snapshot stands for this folder's work tree: it was made here, or this is
-    the folder's own `.pix.db`, copied or moved with it. Not a database `--db` names whose
-    tree is elsewhere (on another machine, or gone), nor a workspace's bare `db` entry: their
-    trees are not the folder pix runs in, which a refresh would index into them."""
+    """Whether the snapshot stands for this folder's work tree: it was made here, or the
+    database lies inside this folder, copied or moved with it (tree_elsewhere's rule). Not a
+    database `--db` names from outside it whose tree is on another machine or gone, nor a
+    workspace's bare `db` entry (Target.tree_here): their trees are not the folder pix runs
+    in, which a refresh would index into them."""
     if same_folder(snapshot.root, target.root):
         return True
-    return target.db == target.root / ".pix.db" and tree_elsewhere(snapshot, target) is None
+    return (
+        target.tree_here
+        and target.db.is_relative_to(target.root)
+        and tree_elsewhere(snapshot, target) is None
+    )
 
 
 def _same_content(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 
 from pix.errors import NotIndexedError, PixError
 from pix.index import Target, locate, open_index
@@ -30,10 +31,11 @@ def _model(recorded: dict[str, str | None]) -> dict:
     return out
 
 
-def status(db: str | None = None, cwd: str | None = None) -> dict:
+def status(db: str | None = None, cwd: str | None = None, tree_here: bool = True) -> dict:
     """What `pix status --json` prints and the MCP status tool returns
-    (schema/status-response.v1.json)."""
-    target = locate(cwd, db)
+    (schema/status-response.v1.json). `tree_here`: False for a workspace's bare `db` entry
+    (pix.index.Target.tree_here)."""
+    target = replace(locate(cwd, db), tree_here=tree_here)
     store = open_index(target, check=True)
     try:
         with store.read():

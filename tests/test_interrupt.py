@@ -257,3 +257,25 @@ def test_sigterm_stops_an_mcp_server_started_with_sigint_ignored(tmp_path):
     proc = start_mcp(repo, preexec=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     delay, _, err = interrupt(proc, signal.SIGTERM)
     assert_interrupted(proc, delay, err, "pix mcp (idle, SIGINT ignored), SIGTERM", code=143)
+
+
+EMBEDDER = """
+import os, signal, sys, time
+from pix import interrupt
+seen = []
+signal.signal(signal.SIGINT, lambda signum, frame: seen.append(signum))
+interrupt.install()
+os.kill(os.getpid(), signal.SIGINT)
+time.sleep(interrupt.GRACE_SECONDS + 1.5)  # past the grace a watcher would give it
+print("alive", seen, flush=True)
+"""
+
+
+def test_a_sigint_that_whoever_embeds_pix_handles_stays_theirs():
+    """install() leaves SIGINT alone when someone else handles it; taking SIGTERM must not
+    bring the watcher to act on that SIGINT (second review: it ended the process, 130)."""
+    done = subprocess.run(
+        [sys.executable, "-c", EMBEDDER], capture_output=True, text=True, timeout=60,
+        env={**os.environ, **GIT_ENV}, preexec_fn=default_sigint,
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip() == "alive [2]", done

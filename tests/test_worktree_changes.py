@@ -19,8 +19,11 @@ from pix.errors import UsageError
 from pix.index import index_repository
 from pix.ingest import scan
 from pix.query import QueryEngine, QueryRequest, refresh_first
+from pix.shards import ShardSet, query_shards
+from pix.shards_tools import status_shards
 from pix.snapshot import changed_files, select_snapshot
 from pix.status import status
+from pix.workspace import load_workspace
 
 FILES = {
     ".gitignore": "*.log\nbuild/\n",
@@ -164,7 +167,6 @@ def test_a_database_named_with_db_whose_tree_is_gone_judges_no_other_folder(tmp_
     root.rename(tmp_path / "gone")
     here = new_repo(tmp_path / "here", {"unrelated.py": "x = 1\n"})
     assert changed(here, db) == []
-    assert changed(db.parent, db) == []  # a bare `db` entry's shard runs in its folder
     engine = QueryEngine(db=str(db), cwd=str(here))
     try:
         request = QueryRequest(query="helper")
@@ -172,6 +174,31 @@ def test_a_database_named_with_db_whose_tree_is_gone_judges_no_other_folder(tmp_
         assert [r["path"] for r in engine.query(request)["results"]][:1] == ["src/util.py"]
     finally:
         engine.close()
+
+
+def test_a_workspaces_bare_db_entry_named_pix_db_judges_no_folder(tmp_path):
+    """Its shard runs in the database's folder, which is no tree of it, whatever the file is
+    called (second review: `db = "data/api/.pix.db"` read every file as changed, and a
+    server's auto-refresh indexed data/api into it, after which it answered nothing)."""
+    root = new_repo(tmp_path / "repo", FILES)
+    db = tmp_path / "data" / "api" / ".pix.db"
+    index_repository(str(root), str(db), embed=False)
+    (tmp_path / "pix.toml").write_text('[[repo]]\nname = "api"\ndb = "data/api/.pix.db"\n')
+    shards = ShardSet(load_workspace(tmp_path))
+    try:
+        request = QueryRequest(query="helper", mode="file")
+        answer = query_shards(shards, request, auto_refresh=True)
+        assert "refreshed" not in answer, answer
+        assert not [w for w in answer["warnings"] if "changed" in w], answer["warnings"]
+        assert [r["file"] for r in answer["results"]][:1] == ["src/util.py"]
+    finally:
+        shards.close()
+    report = status_shards(load_workspace(tmp_path))["repos"][0]
+    # No tree to judge: not one of the folder's files is called changed.
+    assert report["status"]["workTree"]["changed"] == 0, report
+    # Run in that folder, the database inside it is the folder's own, as the README has it (a
+    # repository copied with its .pix.db refreshes into it): its files are all gone there.
+    assert changed(db.parent, db) == sorted(FILES)
 
 
 def test_a_skipped_file_is_judged_by_size_only_when_its_bytes_did_not_skip_it(tmp_path):
@@ -199,3 +226,14 @@ def test_past_the_read_budget_a_touched_file_counts_as_changed(tmp_path, monkeyp
     assert changed(root, db) == []
     monkeypatch.setattr(snapshot, "READ_BUDGET", 2 * len("value = 0\n"))
     assert changed(root, db) == ["m2.py", "m3.py"] == changed(root, db)
+
+
+def test_a_moved_repository_with_its_database_under_another_name_inside_is_checked(tmp_path):
+    """`--db .pix/index.db` inside the tree is the folder's own too (second review: only
+    `.pix.db` was, and such a moved repository warned of nothing)."""
+    root = new_repo(tmp_path / "repo", FILES)
+    index_repository(str(root), str(root / ".pix" / "index.db"), embed=False)
+    moved = tmp_path / "moved"
+    root.rename(moved)
+    write(moved, {"src/util.py": "def helper():\n    return 20\n"})
+    assert changed(moved, moved / ".pix" / "index.db") == ["src/util.py"]

@@ -130,6 +130,8 @@ class Store:
         self.identity = file_identity(path, watch)
         # Ctrl-C interrupts a running statement (pix.interrupt).
         self._cancel = interrupt.register(conn.interrupt)
+        # SQLite's quick_check passed on this file since it was opened (ready_to_write).
+        self.checked = False
 
     def moved(self) -> str | None:
         """Whether the path still names the file this connection has open: None if so, else
@@ -214,13 +216,16 @@ class Store:
 
     def ready_to_write(self) -> None:
         """Refuse, before a byte is written, what a write would fail on or spread: a file
-        pix cannot write, a read-only -wal or -shm beside it, a damaged file (quick_check).
-        What `pix gc` and the alias writes (CLI and MCP) ask first, as `pix index` does."""
+        pix cannot write, a read-only -wal or -shm beside it, a damaged file (quick_check,
+        once per opened file: 0.1 s on pytest's 9 MiB, 0.5 s on astropy's 37). What the alias
+        writes ask first (an MCP server's store was opened to read)."""
         if self.read_only:
             raise read_only_error(self.path)
         if beside := _read_only_beside(self.path):
             raise beside
-        self.check_integrity()
+        if not self.checked:
+            self.check_integrity()
+            self.checked = True
 
     def meta(self, key: str) -> str | None:
         row = self.conn.execute(GET_META, (key,)).fetchone()
@@ -525,7 +530,7 @@ def _migrate(conn: apsw.Connection, applied: list[str]) -> None:
         conn.execute("COMMIT")
 
 
-def _read_only_store(path: Path, applied: list[str], immutable: bool) -> Store:
+def _read_only_store(path: Path, applied: list[str], immutable: bool, checked: bool) -> Store:
     """A store pix can only read: it answers as it stands, and Store.write refuses."""
     if any(name not in applied for name in known_migrations()):
         raise DatabaseError(
@@ -534,14 +539,19 @@ def _read_only_store(path: Path, applied: list[str], immutable: bool) -> Store:
             hint="copy it to a writable folder and pass that copy with --db",
         )
     try:
-        return Store(_connect(path, immutable=immutable), path, read_only=True, watch=immutable)
+        store = Store(_connect(path, immutable=immutable), path, read_only=True, watch=immutable)
+        store.checked = checked
+        return store
     except SQLITE_FAILURES as exc:
         raise DatabaseError(f"cannot read {path}: {exc}") from None
 
 
-def open_store(path: Path, *, create: bool, check: bool = False) -> Store:
+def open_store(path: Path, *, create: bool, check: bool = False, write: bool = False) -> Store:
     """Open (and with `create`, make) the database at `path`, refusing what is not ours;
-    with `check`, refusing a damaged file too (quick_check, before a byte is written)."""
+    with `check`, refusing a damaged file too (quick_check, before a byte is written). To
+    `write` (implied by `create`), refusing before any migration what a write would fail on:
+    a place pix cannot write, a read-only -wal or -shm beside the file."""
+    write = write or create
     path = Path(path)
     if not path.exists():
         if not create:
@@ -572,10 +582,10 @@ def open_store(path: Path, *, create: bool, check: bool = False) -> Store:
                 f"no pix index at {path}", hint="run `pix index` in the repository first"
             )
         if read_only:
-            if create:
+            if write:
                 raise read_only_error(path)
-            return _read_only_store(path, applied, immutable)
-        if create and (beside := _read_only_beside(path)):
+            return _read_only_store(path, applied, immutable, check)
+        if write and (beside := _read_only_beside(path)):
             raise beside
     for attempt in range(SCHEMA_RETRIES):
         began = time.monotonic()
@@ -586,7 +596,9 @@ def open_store(path: Path, *, create: bool, check: bool = False) -> Store:
             except BaseException:
                 conn.close()
                 raise
-            return Store(conn, path)
+            store = Store(conn, path)
+            store.checked = check
+            return store
         except apsw.SchemaChangeError:
             # Another pix migrated the file between this one's look and its first statement
             # (six first indexes at once, on a loaded machine: "vtable constructor failed:
