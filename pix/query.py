@@ -34,6 +34,7 @@ from pix.snapshot import (
     Snapshot,
     changed_files,
     reindex_command,
+    same_folder,
     select_snapshot,
     stale_elsewhere,
 )
@@ -344,6 +345,13 @@ def refresh_first(
             f"run `{reindex_command(other, engine.target.db)}` in {other} to refresh it"
         )
         return None, None
+    elif not engine.target.tree_here and not made_here(engine):
+        # A workspace's bare `db` entry runs in the database's folder, no tree of it.
+        warnings.append(
+            f"refresh skipped: {engine.target.db} is a workspace's bare db entry, with no work "
+            "tree here; run `pix index` in its repository to refresh it"
+        )
+        return None, None
     if engine.store.read_only:
         warnings.append(
             f"refresh skipped: pix cannot write {engine.target.db} or its folder (read-only); "
@@ -381,6 +389,16 @@ def fully_embedded(engine: QueryEngine) -> bool:
             return False
         chunks, embedded, _ = engine.snapshot_counts(snapshot.id)
     return embedded >= chunks
+
+
+def made_here(engine: QueryEngine) -> bool:
+    """Whether the snapshot a query reads was made in the folder the engine runs in."""
+    with engine.store.read():
+        try:
+            snapshot = select_snapshot(engine.store, engine.target, None)
+        except NotIndexedError:
+            return False
+    return same_folder(snapshot.root, engine.target.root)
 
 
 def other_tree(engine: QueryEngine) -> str | None:

@@ -127,7 +127,7 @@ def discover_shards(
         try:
             answers[shard.name] = discover(
                 request, db=str(shard.db), cwd=str(shard.root or shard.db.parent),
-                reveal=reveal, started=started,
+                reveal=reveal, started=started, tree_here=shard.root is not None,
             )  # fmt: skip
         except SHARD_FAILURES as exc:  # its folder or database: named in warnings, as query does
             answers[shard.name] = as_pix_error(exc)

@@ -226,17 +226,21 @@ def changed_files(store: Store, target: Target, snapshot: Snapshot) -> list[str]
 
 def judges_this_tree(snapshot: Snapshot, target: Target) -> bool:
     """Whether the snapshot stands for this folder's work tree: it was made here, or the
-    database lies inside this folder, copied or moved with it (tree_elsewhere's rule). Not a
-    database `--db` names from outside it whose tree is on another machine or gone, nor a
-    workspace's bare `db` entry (Target.tree_here): their trees are not the folder pix runs
-    in, which a refresh would index into them."""
+    database lies inside this folder, copied or moved with it: its `.pix.db`, or under
+    another name where the snapshot's folder is gone (moved) or holds the same file (copied).
+    Not a database `--db` names from outside the folder, nor another repository's kept
+    inside it, nor a workspace's bare `db` entry (Target.tree_here): their trees are not the
+    folder pix runs in, which a refresh would index into them."""
     if same_folder(snapshot.root, target.root):
         return True
-    return (
-        target.tree_here
-        and target.db.is_relative_to(target.root)
-        and tree_elsewhere(snapshot, target) is None
-    )
+    if not target.tree_here or not target.db.is_relative_to(target.root):
+        return False
+    if tree_elsewhere(snapshot, target) is not None:
+        return False
+    if target.db == target.root / ".pix.db":
+        return True
+    old = Path(snapshot.root)
+    return not old.is_dir() or (old / target.db.relative_to(target.root)).is_file()
 
 
 def _same_content(

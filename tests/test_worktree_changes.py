@@ -20,7 +20,7 @@ from pix.index import index_repository
 from pix.ingest import scan
 from pix.query import QueryEngine, QueryRequest, refresh_first
 from pix.shards import ShardSet, query_shards
-from pix.shards_tools import status_shards
+from pix.shards_tools import discover_shards, status_shards
 from pix.snapshot import changed_files, select_snapshot
 from pix.status import status
 from pix.workspace import load_workspace
@@ -193,6 +193,18 @@ def test_a_workspaces_bare_db_entry_named_pix_db_judges_no_folder(tmp_path):
         assert [r["file"] for r in answer["results"]][:1] == ["src/util.py"]
     finally:
         shards.close()
+    hypothesis = {"id": "h", "pattern": "helper", "mode": "literal"}
+    discovered = discover_shards(load_workspace(tmp_path), {"queries": [hypothesis]})
+    assert not [w for w in discovered["warnings"] if "changed" in w], discovered["warnings"]
+    shards = ShardSet(load_workspace(tmp_path))
+    try:  # asked to refresh, it says why it does not (third review: it indexed data/api)
+        answer = query_shards(shards, QueryRequest(query="helper", mode="file", refresh=True))
+        assert "refreshed" not in answer and [r["file"] for r in answer["results"]][:1] == [
+            "src/util.py"
+        ]
+        assert any("bare db entry" in w for w in answer["warnings"]), answer["warnings"]
+    finally:
+        shards.close()
     report = status_shards(load_workspace(tmp_path))["repos"][0]
     # No tree to judge: not one of the folder's files is called changed.
     assert report["status"]["workTree"]["changed"] == 0, report
@@ -237,3 +249,20 @@ def test_a_moved_repository_with_its_database_under_another_name_inside_is_check
     root.rename(moved)
     write(moved, {"src/util.py": "def helper():\n    return 20\n"})
     assert changed(moved, moved / ".pix" / "index.db") == ["src/util.py"]
+
+
+def test_another_repositorys_database_kept_inside_the_folder_is_not_its_own(tmp_path):
+    """R keeps S's database under tools/ (third review): a server's auto-refresh indexed R
+    into it. A database under another name than .pix.db is the folder's own only when the
+    snapshot's folder is gone or holds the same file (a move, a copy)."""
+    s = new_repo(tmp_path / "s", FILES)
+    r = new_repo(tmp_path / "r", {"main.py": "def main():\n    pass\n"})
+    db = r / "tools" / "s.db"
+    index_repository(str(s), str(db), embed=False)
+    assert changed(r, db) == []
+    engine = QueryEngine(db=str(db), cwd=str(r))
+    try:
+        request = QueryRequest(query="helper")
+        assert refresh_first(engine, request, [], auto=True) == (None, [])
+    finally:
+        engine.close()

@@ -14,7 +14,7 @@ timeout), so a pattern that backtracks without end stops its cell at the budget.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import apsw
@@ -115,12 +115,14 @@ def discover(
     cwd: str | None = None,
     reveal: bool = False,
     started: float | None = None,
+    tree_here: bool = True,
 ) -> dict:
     """Run one discovery request (schema/discover-request.v1.json) against the index of the
     repository at `cwd` (or its database `db`) and return the response dict. Excerpts show
     secrets masked unless `reveal` (the CLI's owner-only --show-secrets). `started`
     (time.monotonic()): when the time budget began, if before this call (a workspace's shards
-    share one budget)."""
+    share one budget). `tree_here`: False for a workspace's bare `db` entry
+    (pix.index.Target.tree_here)."""
     started = time.monotonic() if started is None else started
     req = parse_request(request)  # a dict, validated
     if request.get("repos"):
@@ -128,7 +130,7 @@ def discover(
             "repos names repositories of a workspace; this answers for one database",
             hint="pix discover --workspace W, or pix mcp --workspace W",
         )
-    target = locate(cwd, db)
+    target = replace(locate(cwd, db), tree_here=tree_here)
     store = open_index(target)
     try:
         return _run(store, target, req, started, reveal)
