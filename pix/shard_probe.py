@@ -184,8 +184,9 @@ def ceiling(probe: ShardProbe, request: QueryRequest) -> float:
         weights[component.CHANNEL] = 0.0
     most = lift.unit(rank.ceiling(weights), request.fusion)
     # A file gains its outline bonus, then a test's score, the test's own outline bonus in it.
-    outlined = outline.most_share(request.mode, request.channels, r.shape)
-    return most * (1.0 + outlined + tested.most_share(request.mode, request.priors, outlined))
+    lent = tested.lend_weight(request.mode, request.priors)
+    outlined = outline.most_share(request.mode, request.channels, r.shape, lent)
+    return most * (1.0 + tested.most_share(request.mode, request.priors) + outlined)
 
 
 def to_rank(

@@ -8,12 +8,14 @@ figures and LaTeX) from files that mention tables once.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from conftest import indexed_in_place
 
 from pix.ingest.static import StaticEmbedder
 from pix.query import QueryRequest, query
-from pix.retrieve import outline
+from pix.retrieve import outline, tested
 from pix.retrieve.hits import Hit
 
 
@@ -209,3 +211,26 @@ def test_a_bonus_stays_within_the_share_a_workspace_ceiling_allows():
     assert 0.9 * share < bonus <= share
     assert outline.most_share("chunk", None, "issue") == 0.0
     assert outline.most_share("file", ["bm25"], "issue") == 0.0
+
+
+def test_a_file_and_the_test_that_lends_to_it_stay_within_the_ceiling_together():
+    """The outline and tested steps together, at their most: the first file's score is the
+    most any file scores, its test scores the test prior x that, and only their two outlines
+    match. The workspace ceiling's share (pix/shard_probe.py) holds the file's total and is
+    near it (review: each bonus bounded alone, 2.61 x, was slack; the two z-scores share one
+    set of outlines, so together at most sqrt(2n - 4), 2.2 x)."""
+    most = 1.0
+    files = [
+        hit("pkg/tables.py", "0", most),
+        replace(hit("tests/test_tables.py", "1", 0.3), role="test"),
+    ]
+    files += [hit(f"pkg/m{i:02}.py", str(i), most) for i in range(2, outline.OUTLINE_TOP)]
+    names = {str(i): ["pad", "trim"] for i in range(outline.OUTLINE_TOP)}
+    names["0"] = names["1"] = ["visit_table", "depart_table", "visit_multirow_cell"]
+    out = tested.lend(outline.lift_outlines(Names(names), StaticEmbedder(), REPORT, "issue", files))
+    total = next(h.score for h in out if h.path == "pkg/tables.py")
+    lent = tested.lend_weight("file", True)
+    bound = most * (
+        1 + tested.most_share("file", True) + outline.most_share("file", None, "issue", lent)
+    )
+    assert 0.9 * bound < total <= bound * (1 + 1e-9)  # (pix/shards.py allows rounding too)

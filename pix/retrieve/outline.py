@@ -48,14 +48,19 @@ ORDER BY b.sha, c.seq
 """
 
 
-def most_share(request_mode: str, channels: list[str] | None, shape: str) -> float:
-    """The most the step adds to a file, as a share of the most a file scores without it (a
-    workspace skips a repository by its ceiling, pix/shard_probe.py). The bonus is WEIGHT x
-    the first file's score x z, and among n values no z exceeds sqrt(n - 1) (Samuelson's
-    inequality: one outline that matches, the rest alike)."""
+def most_share(
+    request_mode: str, channels: list[str] | None, shape: str, lent: float = 0.0
+) -> float:
+    """The most the step adds to a file, and `lent` x what it adds to a test that lends the
+    file its score (pix/retrieve/tested.py), as a share of the most a file scores without it
+    (a workspace skips a repository by its ceiling, pix/shard_probe.py). Each bonus is
+    WEIGHT x the first file's score x z, and over n z-scores (sum 0, sum of squares n) the
+    most z_file + lent x z_test can be is sqrt(n (1 + lent^2) - (1 + lent)^2): with the two
+    outlines alike and the rest alike; sqrt(n - 1) with lent 0 (Samuelson's inequality)."""
     if request_mode != "file" or not enabled(channels, shape):
         return 0.0
-    return WEIGHT * math.sqrt(OUTLINE_TOP - 1)
+    n = OUTLINE_TOP
+    return WEIGHT * math.sqrt(n * (1 + lent**2) - (1 + lent) ** 2)
 
 
 def enabled(channels: list[str] | None, shape: str) -> bool:

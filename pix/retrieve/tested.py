@@ -69,14 +69,17 @@ def enabled(priors: bool) -> bool:
     return priors
 
 
-def most_share(request_mode: str, priors: bool, outlined: float = 0.0) -> float:
-    """The most the step adds to a file, as a share of the most a file scores without the
-    outline and tested steps (a workspace skips a repository by its ceiling, pix/
-    shard_probe.py): WEIGHT x a test's score, itself at most the test prior x that most,
-    plus the test's own outline bonus (`outlined`, pix.retrieve.outline.most_share)."""
-    if request_mode != "file" or not enabled(priors):
-        return 0.0
-    return WEIGHT * (ROLE_FACTORS["test"] + outlined)
+def lend_weight(request_mode: str, priors: bool) -> float:
+    """WEIGHT where the step runs (file mode, with the path priors), else 0."""
+    return WEIGHT if request_mode == "file" and enabled(priors) else 0.0
+
+
+def most_share(request_mode: str, priors: bool) -> float:
+    """The most the step adds to a file from a test's own chunks, as a share of the most a
+    file scores without the outline and tested steps (a workspace skips a repository by its
+    ceiling, pix/shard_probe.py): WEIGHT x the test prior x that most. The test's outline
+    bonus, which it lends too, is pix.retrieve.outline.most_share's (`lent`)."""
+    return lend_weight(request_mode, priors) * ROLE_FACTORS["test"]
 
 
 def words(name: str) -> list[str]:
