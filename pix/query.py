@@ -34,9 +34,9 @@ from pix.snapshot import (
     Snapshot,
     changed_files,
     reindex_command,
-    same_folder,
     select_snapshot,
     stale_elsewhere,
+    tree_made_here,
 )
 from pix.snapshot import other_tree as snapshot_other_tree
 from pix.store import codec, content, search_sql, sql
@@ -345,7 +345,7 @@ def refresh_first(
             f"run `{reindex_command(other, engine.target.db)}` in {other} to refresh it"
         )
         return None, None
-    elif not engine.target.tree_here and not made_here(engine):
+    elif not engine.target.tree_here and not tree_made_here(engine.store, engine.target):
         # A workspace's bare `db` entry runs in the database's folder, no tree of it.
         warnings.append(
             f"refresh skipped: {engine.target.db} is a workspace's bare db entry, with no work "
@@ -389,16 +389,6 @@ def fully_embedded(engine: QueryEngine) -> bool:
             return False
         chunks, embedded, _ = engine.snapshot_counts(snapshot.id)
     return embedded >= chunks
-
-
-def made_here(engine: QueryEngine) -> bool:
-    """Whether the snapshot a query reads was made in the folder the engine runs in."""
-    with engine.store.read():
-        try:
-            snapshot = select_snapshot(engine.store, engine.target, None)
-        except NotIndexedError:
-            return False
-    return same_folder(snapshot.root, engine.target.root)
 
 
 def other_tree(engine: QueryEngine) -> str | None:

@@ -224,6 +224,16 @@ def changed_files(store: Store, target: Target, snapshot: Snapshot) -> list[str]
     return [p for p in differ if not _same_content(root, p, now.get(p), then.get(p), budget)]
 
 
+def tree_made_here(store: Store, target: Target) -> bool:
+    """Whether the work-tree snapshot a query reads was made in the target's folder."""
+    with store.read():
+        try:
+            snapshot = select_snapshot(store, target, None)
+        except NotIndexedError:
+            return False
+    return same_folder(snapshot.root, target.root)
+
+
 def judges_this_tree(snapshot: Snapshot, target: Target) -> bool:
     """Whether the snapshot stands for this folder's work tree: it was made here, or the
     database lies inside this folder, copied or moved with it: its `.pix.db`, or under
