@@ -27,12 +27,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-EXIT_INTERRUPTED = 130
 GRACE_SECONDS = 2.0
 MESSAGE = "pix: interrupted; what was committed is kept, run the command again to continue\n"
 
 _requested = threading.Event()
-_term_watched = threading.Event()  # install() took SIGTERM (it was at its default)
 _ours: set[int] = set()  # the signals install() watches
 _lock = threading.Lock()  # cancellers run under it, so none runs on a connection being closed
 _cancellers: dict[int, Callable[[], object]] = {}
@@ -40,7 +38,6 @@ _reported = threading.Lock()
 _grace = GRACE_SECONDS
 _installed = False
 _received = signal.SIGINT  # the first of the signals watched, for the exit code
-_WATCHED = (signal.SIGINT, signal.SIGTERM)
 
 
 def install(grace: float = GRACE_SECONDS) -> None:
@@ -57,7 +54,6 @@ def install(grace: float = GRACE_SECONDS) -> None:
         return
     if watch_term:
         signal.signal(signal.SIGTERM, _terminated)
-        _term_watched.set()
     # Python's handler writes every signal with a Python-level handler to the pipe: the
     # watcher acts on pix's own only (a SIGINT someone else handles is theirs).
     _ours.update(
@@ -75,7 +71,7 @@ def install(grace: float = GRACE_SECONDS) -> None:
 def reclaim_sigterm() -> None:
     """Watch SIGTERM again after a library replaced the handler (ray.init installs one that
     exits at once, with no line and no unwinding)."""
-    if _term_watched.is_set() and threading.current_thread() is threading.main_thread():
+    if signal.SIGTERM in _ours and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminated)
 
 
@@ -90,7 +86,7 @@ def _terminated(signum: int, frame: object) -> None:
 
 def _received_first(signum: int) -> None:
     global _received
-    if not _requested.is_set() and signum in _WATCHED:
+    if not _requested.is_set() and signum in _ours:
         _received = signal.Signals(signum)
 
 

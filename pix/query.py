@@ -33,10 +33,10 @@ from pix.schemas import JsonRequest, check_text
 from pix.snapshot import (
     Snapshot,
     changed_files,
+    judged_snapshot,
     reindex_command,
     select_snapshot,
     stale_elsewhere,
-    tree_made_here,
 )
 from pix.snapshot import other_tree as snapshot_other_tree
 from pix.store import codec, content, search_sql, sql
@@ -345,7 +345,7 @@ def refresh_first(
             f"run `{reindex_command(other, engine.target.db)}` in {other} to refresh it"
         )
         return None, None
-    elif not engine.target.tree_here and not tree_made_here(engine.store, engine.target):
+    elif not engine.target.tree_here and judged(engine) is None:
         # A workspace's bare `db` entry runs in the database's folder, no tree of it.
         warnings.append(
             f"refresh skipped: {engine.target.db} is a workspace's bare db entry, with no work "
@@ -389,6 +389,12 @@ def fully_embedded(engine: QueryEngine) -> bool:
             return False
         chunks, embedded, _ = engine.snapshot_counts(snapshot.id)
     return embedded >= chunks
+
+
+def judged(engine: QueryEngine) -> Snapshot | None:
+    """pix.snapshot.judged_snapshot, in a read of its own."""
+    with engine.store.read():
+        return judged_snapshot(engine.store, engine.target)
 
 
 def other_tree(engine: QueryEngine) -> str | None:

@@ -141,8 +141,7 @@ class ShardSet:
     def _open(self, shard: Shard) -> None:
         try:
             self.engines[shard.name] = QueryEngine(
-                db=str(shard.db), cwd=str(shard.root or shard.db.parent),
-                embedder=self.embedder, static=self.static, tree_here=shard.root is not None,
+                **shard.where(), embedder=self.embedder, static=self.static,
             )  # fmt: skip
             if self.depth is not None:
                 self.engines[shard.name].depth = self.depth

@@ -126,8 +126,7 @@ def discover_shards(
     for shard in selected:
         try:
             answers[shard.name] = discover(
-                request, db=str(shard.db), cwd=str(shard.root or shard.db.parent),
-                reveal=reveal, started=started, tree_here=shard.root is not None,
+                request, **shard.where(), reveal=reveal, started=started,
             )  # fmt: skip
         except SHARD_FAILURES as exc:  # its folder or database: named in warnings, as query does
             answers[shard.name] = as_pix_error(exc)
@@ -174,11 +173,7 @@ def status_shards(workspace: Workspace) -> dict:
         entry: dict = {"name": shard.name, "db": str(shard.db)}
         entry["root"] = str(shard.root) if shard.root else None
         try:
-            report = status(
-                db=str(shard.db),
-                cwd=str(shard.root or shard.db.parent),
-                tree_here=shard.root is not None,
-            )
+            report = status(**shard.where())
             tree = report["workTree"]
             entry["fresh"] = tree["indexed"] and tree["changed"] == 0
             entry["status"] = report

@@ -198,40 +198,54 @@ def changed_files(store: Store, target: Target, snapshot: Snapshot) -> list[str]
         return []
     root = target.root
     excluded = excluded_paths(target)
-    then = {
+    then: dict[str, tuple[int, int, str | None]] = {
         path: (size, mtime, sha)
         for path, sha, size, mtime in store.conn.execute(sql.SNAPSHOT_FILES, (snapshot.id,))
     }
     # A submodule or nested repository is no content of this index: never a change (and a
     # snapshot written before they were recorded, migration 009, must not read as stale). A
     # skipped file has no blob id: one skipped for its size or for being a link is the same
-    # file at the same size; one skipped for its content (binary, minified, generated, ...)
-    # may have become text, so a new mtime is a change ("" never matches a blob id).
-    then.update(
-        (path, (size, mtime, None if reason in SIZE_DECIDES else ""))
-        for path, reason, size, mtime in store.conn.execute(sql.SNAPSHOT_SKIPPED, (snapshot.id,))
-        if reason != "submodule"
-    )
+    # file at the same size (`by_size`); one skipped for its content (binary, minified,
+    # generated, ...) may have become text, so a new mtime is a change.
+    by_size: set[str] = set()
+    for path, reason, size, mtime in store.conn.execute(sql.SNAPSHOT_SKIPPED, (snapshot.id,)):
+        if reason != "submodule":
+            then[path] = (size, mtime, None)
+            if reason in SIZE_DECIDES:
+                by_size.add(path)
     if target.is_git:
         now = scan.worktree_stats(root, then, excluded)
     else:
         listed = scan.list_folder(root, excluded).entries
         now = {e.path: (e.size, e.mtime_ns) for e in listed if not e.submodule}
     now = _as_stored(now)
-    unknown = (None, None, None)
-    differ = sorted(p for p in now.keys() | then.keys() if now.get(p) != then.get(p, unknown)[:2])
-    budget = [READ_BUDGET]
-    return [p for p in differ if not _same_content(root, p, now.get(p), then.get(p), budget)]
+    differ = sorted(p for p in now.keys() | then.keys() if now.get(p) != then.get(p, ())[:2])
+    changed, budget = [], READ_BUDGET
+    for path in differ:
+        was, size = then.get(path), now.get(path, (None,))[0]
+        if was is None or size != was[0]:  # added, deleted, or another size
+            changed.append(path)
+        elif was[2] is None:  # skipped, no blob id
+            if path not in by_size:
+                changed.append(path)
+        elif size > budget:
+            changed.append(path)
+        else:
+            budget -= size
+            if not _holds(root / path, was[2]):
+                changed.append(path)
+    return changed
 
 
-def tree_made_here(store: Store, target: Target) -> bool:
-    """Whether the work-tree snapshot a query reads was made in the target's folder."""
-    with store.read():
-        try:
-            snapshot = select_snapshot(store, target, None)
-        except NotIndexedError:
-            return False
-    return same_folder(snapshot.root, target.root)
+def judged_snapshot(store: Store, target: Target) -> Snapshot | None:
+    """The work-tree snapshot a query reads, when it stands for this folder's tree
+    (judges_this_tree); None when there is none, or it is another tree's. Inside
+    `store.read()`."""
+    try:
+        snapshot = select_snapshot(store, target, None)
+    except NotIndexedError:
+        return None
+    return snapshot if judges_this_tree(snapshot, target) else None
 
 
 def judges_this_tree(snapshot: Snapshot, target: Target) -> bool:
@@ -253,28 +267,15 @@ def judges_this_tree(snapshot: Snapshot, target: Target) -> bool:
     return not old.is_dir() or (old / target.db.relative_to(target.root)).is_file()
 
 
-def _same_content(
-    root: Path,
-    path: str,
-    now: tuple[int, int] | None,
-    then: tuple[int, int, str | None] | None,
-    budget: list[int],
-) -> bool:
-    """Whether a file whose stat differs from the indexed one still holds the indexed bytes,
-    read within what is left of `budget` (bytes, spent here)."""
-    if now is None or then is None or now[0] != then[0] or then[2] == "":
-        return False
-    if then[2] is None:
-        return True
-    if now[0] > budget[0]:
-        return False
-    budget[0] -= now[0]
-    try:  # (a file that became a symlink is a change, and its target is not read)
-        fd = os.open(root / path, os.O_RDONLY | os.O_NOFOLLOW)
+def _holds(path: Path, sha: str) -> bool:
+    """Whether the file at `path` holds the blob `sha` (a file that became a symlink does
+    not, and its target is not read)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
         return False
     with os.fdopen(fd, "rb") as f:
-        return scan.blob_id(f.read()) == then[2]
+        return scan.blob_id(f.read()) == sha
 
 
 def _as_stored(stats: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:

@@ -5,18 +5,12 @@ from __future__ import annotations
 import contextlib
 from dataclasses import replace
 
-from pix.errors import NotIndexedError, PixError
-from pix.index import Target, locate, open_index
+from pix.errors import PixError
+from pix.index import locate, open_index
 from pix.ingest.embed import model_identity
 from pix.schemas import json_name
-from pix.snapshot import (
-    Snapshot,
-    changed_files,
-    judges_this_tree,
-    other_tree,
-    select_snapshot,
-)
-from pix.store import Store, sql
+from pix.snapshot import changed_files, judged_snapshot, other_tree
+from pix.store import sql
 
 SCHEMA_VERSION = 1  # schema/status-response.v1.json
 NUMBERS = ("dims", "maxTokens")  # `meta` holds text; the answer gives numbers as numbers
@@ -46,7 +40,6 @@ def status(db: str | None = None, cwd: str | None = None, tree_here: bool = True
                     target = locate(elsewhere, str(target.db))
             conn = store.conn
             snapshots = []
-            newest_tree: Snapshot | None = None
             for sid, kind, root, commit, branch, dirty, created, files, _skipped in conn.execute(
                 sql.SNAPSHOTS
             ).fetchall():
@@ -70,13 +63,10 @@ def status(db: str | None = None, cwd: str | None = None, tree_here: bool = True
                         "skipped": dict(conn.execute(sql.SKIPPED_BY_REASON, (sid,)).fetchall()),
                     }
                 )
-                if kind != "commit" and root == str(target.root):
-                    newest_tree = Snapshot(
-                        sid, kind, root, commit, branch, bool(dirty), created, None
-                    )
             blobs, source_bytes, chunks, vectors = conn.execute(sql.TOTALS).fetchone()
-            if newest_tree is None:  # a database copied or moved with its repository
-                newest_tree = _copied_tree(store, target)
+            # The tree a query would judge: this folder's snapshot, or the one a repository
+            # copied or moved with its database brought along.
+            newest_tree = judged_snapshot(store, target)
             changed = changed_files(store, target, newest_tree) if newest_tree else []
             recorded = {key: store.meta(key) for key in model_identity()}
     finally:
@@ -103,14 +93,3 @@ def status(db: str | None = None, cwd: str | None = None, tree_here: bool = True
             "changedPaths": changed[:20],
         },
     }
-
-
-def _copied_tree(store: Store, target: Target) -> Snapshot | None:
-    """The snapshot a query reads here when none is of this folder: the newest of another
-    work tree, when the database is this folder's own .pix.db, copied or moved with it
-    (pix.snapshot.judges_this_tree)."""
-    try:
-        snapshot = select_snapshot(store, target, None)
-    except NotIndexedError:
-        return None
-    return snapshot if judges_this_tree(snapshot, target) else None

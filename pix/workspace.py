@@ -37,6 +37,12 @@ class Shard:
     db: Path
     host: str | None = None  # the machine owning root and db (pix/cluster.py); None: this one
 
+    def where(self) -> dict:
+        """How to open it as one repository: its database, and the folder pix runs in, the
+        database's own for a bare database, which is then no work tree of it (tree_here)."""
+        folder = self.root or self.db.parent
+        return {"db": str(self.db), "cwd": str(folder), "tree_here": self.root is not None}
+
 
 @dataclass(frozen=True)
 class Workspace:

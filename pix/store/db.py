@@ -115,7 +115,12 @@ class Store:
     """One open connection to a pix database."""
 
     def __init__(
-        self, conn: apsw.Connection, path: Path, read_only: bool = False, watch: bool = False
+        self,
+        conn: apsw.Connection,
+        path: Path,
+        read_only: bool = False,
+        watch: bool = False,
+        checked: bool = False,
     ) -> None:
         self.conn = conn
         self.path = path
@@ -131,7 +136,7 @@ class Store:
         # Ctrl-C interrupts a running statement (pix.interrupt).
         self._cancel = interrupt.register(conn.interrupt)
         # SQLite's quick_check passed on this file since it was opened (ready_to_write).
-        self.checked = False
+        self.checked = checked
 
     def moved(self) -> str | None:
         """Whether the path still names the file this connection has open: None if so, else
@@ -539,9 +544,8 @@ def _read_only_store(path: Path, applied: list[str], immutable: bool, checked: b
             hint="copy it to a writable folder and pass that copy with --db",
         )
     try:
-        store = Store(_connect(path, immutable=immutable), path, read_only=True, watch=immutable)
-        store.checked = checked
-        return store
+        conn = _connect(path, immutable=immutable)
+        return Store(conn, path, read_only=True, watch=immutable, checked=checked)
     except SQLITE_FAILURES as exc:
         raise DatabaseError(f"cannot read {path}: {exc}") from None
 
@@ -596,9 +600,7 @@ def open_store(path: Path, *, create: bool, check: bool = False, write: bool = F
             except BaseException:
                 conn.close()
                 raise
-            store = Store(conn, path)
-            store.checked = check
-            return store
+            return Store(conn, path, checked=check)
         except apsw.SchemaChangeError:
             # Another pix migrated the file between this one's look and its first statement
             # (six first indexes at once, on a loaded machine: "vtable constructor failed:
