@@ -26,7 +26,7 @@ from pix.errors import UsageError
 from pix.index import locate, open_index
 from pix.ingest import scan
 from pix.query import MAX_QUERY_CHARS, TOP_MAX, TOP_MIN, QueryEngine, QueryRequest, check_request
-from pix.schemas import bundled
+from pix.schemas import bundled, first_problem, shown_value
 from pix.store.db import Store, now_iso
 
 SPEC_SCHEMA = "alias.v1.json"
@@ -47,6 +47,7 @@ INSERT INTO alias(name, spec, created_at) VALUES (?, ?, ?)
 ON CONFLICT(name) DO UPDATE SET spec = excluded.spec, created_at = excluded.created_at
 """
 DELETE = "DELETE FROM alias WHERE name = ?"
+LIST_HINT = "pix alias list shows the saved ones"
 
 
 # --- schemas -------------------------------------------------------------------------------
@@ -61,11 +62,7 @@ def _validator(ref: str) -> jsonschema.protocols.Validator:
 def schema_problem(payload: object, ref: str) -> str | None:
     """The first problem of `payload` against the schema at `ref`, in the words that
     pix.schemas.validate uses ("invalid request at <field>: <what>"), or None."""
-    errors = sorted(_validator(ref).iter_errors(payload), key=lambda e: list(e.absolute_path))
-    if not errors:
-        return None
-    where = "/".join(str(p) for p in errors[0].absolute_path) or "(top level)"
-    return f"invalid request at {where}: {errors[0].message}"
+    return first_problem(_validator(ref), payload)
 
 
 # --- names and specs -----------------------------------------------------------------------
@@ -75,11 +72,11 @@ def check_name(name: str) -> None:
     if not name:
         raise UsageError("an alias name cannot be empty")
     if any(c.isspace() for c in name):
-        raise UsageError(f"alias name {name!r} contains whitespace")
+        raise UsageError(f"alias name {shown_value(name)} contains whitespace")
     if not NAME_RE.fullmatch(name):
         raise UsageError(
-            f"alias name {name!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit"
+            f"alias name {shown_value(name)} is not allowed: use 1-64 ASCII letters, digits, "
+            "'.', '_' or '-', starting with a letter or digit"
         )
 
 
@@ -151,14 +148,14 @@ def _read(name: str, raw: str, created_at: str) -> Alias:
         check_name(name)  # a row written by hand, or by a pix with other rules
     except UsageError as exc:
         raise UsageError(
-            f"alias {name!r} is invalid: {exc.message}",
+            f"alias {shown_value(name)} is invalid: {exc.message}",
             hint=f"remove it (pix alias rm {shell_name}) and save its query under a valid name",
         ) from None
     if problem:
         query = spec.get("query") if isinstance(spec, dict) else None
         text = shlex.quote(query) if isinstance(query, str) and query else "QUERY"
         raise UsageError(
-            f"alias {name!r} is invalid: {_detail(problem)}",
+            f"alias {shown_value(name)} is invalid: {_detail(problem)}",
             hint=f"re-add it, with its mode (chunk, or file with --file): pix alias add "
             f"{shell_name} {text} [--file] [options] --force; or remove it: pix alias rm "
             f"{shell_name}",
@@ -196,7 +193,7 @@ def add(store: Store, name: str, spec: object, force: bool = False) -> dict:
         existed = conn.execute(EXISTS, (name,)).fetchone() is not None
         if existed and not force:
             raise AliasExistsError(
-                f"alias {name!r} already exists",
+                f"alias {shown_value(name)} already exists",
                 hint=f"pass --force to replace it, or see it with pix alias show {name}",
             )
         conn.execute(UPSERT, (name, json.dumps(clean, ensure_ascii=False), created))
@@ -207,7 +204,7 @@ def get(store: Store, name: str) -> Alias:
     check_name(name)
     row = store.conn.execute(GET, (name,)).fetchone()
     if row is None:
-        raise UsageError(f"no alias named {name!r}", hint="pix alias list shows the saved ones")
+        raise UsageError(f"no alias named {shown_value(name)}", hint=LIST_HINT)
     return _read(*row)
 
 
@@ -233,7 +230,7 @@ def remove(store: Store, name: str) -> dict:
     with store.write() as conn:
         conn.execute(DELETE, (name,))
         if conn.changes() == 0:
-            raise UsageError(f"no alias named {name!r}", hint="pix alias list shows the saved ones")
+            raise UsageError(f"no alias named {shown_value(name)}", hint=LIST_HINT)
     return {"removed": name}
 
 
@@ -277,7 +274,9 @@ def add_at(
 ) -> dict:
     with opened(db, cwd, write=True) as store:
         saved = add(store, name, spec, force)
-        store.check_not_moved(f"saving alias {name!r}")  # (`pix index --rebuild` meanwhile)
+        store.check_not_moved(
+            f"saving alias {shown_value(name)}"
+        )  # (`pix index --rebuild` meanwhile)
         return saved
 
 
@@ -294,5 +293,5 @@ def list_at(db: str | None = None, cwd: str | None = None) -> dict:
 def remove_at(name: str, db: str | None = None, cwd: str | None = None) -> dict:
     with opened(db, cwd, write=True) as store:
         removed = remove(store, name)
-        store.check_not_moved(f"removing alias {name!r}")
+        store.check_not_moved(f"removing alias {shown_value(name)}")
         return removed

@@ -63,7 +63,7 @@ def alias_add(
 def alias_list(options: dict | None = None) -> None:
     """The saved aliases; an invalid one is listed with what is wrong with it."""
     from pix import alias
-    from pix.output.render import shown_path
+    from pix.output.pathtext import shown_path
 
     assert options is not None
     report = alias.list_at(**_where(options))

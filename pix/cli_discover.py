@@ -3,7 +3,6 @@ pix/discover (one repository) or pix/shards_tools.py (a workspace)."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -86,10 +85,10 @@ def discover_cmd(
         if detailed and isinstance(request, dict):  # an output option: it may refine --input
             request = {**request, "outputMode": "detailed"}
     else:
-        # A workspace's roots are each repository's own, from its top.
-        roots = (root or []) if shards is not None else _from_here(root or [], cwd)
+        # A workspace's roots are each repository's own, from its top; one repository's are
+        # the shell's, from the folder pix runs in (discover's roots_here).
         request = request_from_flags(
-            literal or [], regex or [], roots, glob or [], ignore_case, native_only,
+            literal or [], regex or [], root or [], glob or [], ignore_case, native_only,
             detailed, max_candidates,
         )  # fmt: skip
     warn_revealed(show_secrets)
@@ -106,38 +105,12 @@ def discover_cmd(
             sys.stdout.write(f"== {repo['name']}\n")
             sys.stdout.write(render_text(repo["response"], from_flags=input_ is None))
         return
-    response = run(request, **_where({"db": db, "cwd": cwd}), reveal=show_secrets)
+    roots_here = input_ is None and bool(root)
+    response = run(request, **_where({"db": db, "cwd": cwd}), reveal=show_secrets,
+                   roots_here=roots_here)  # fmt: skip
     if as_json:
         emit_json(response)
         return
     for warning in response["warnings"]:
         typer.echo(f"warning: {warning}", err=True)
     sys.stdout.write(render_text(response, from_flags=input_ is None))
-
-
-def _from_here(roots: list[str], cwd: Path | None) -> list[str]:
-    """`--root` as a shell means it: relative to the folder pix runs in (--cwd), where the
-    request's roots are relative to the repository's top level (audit: from src/utils,
-    `--root ../helper` was "outside the repository" and `--root .` searched all of it). A
-    root inside the repository becomes its path from the top; any other is passed on whole,
-    for discover to judge (outside, or through a link)."""
-    if not roots:  # (locating the repository runs git)
-        return []
-    from pix.index import locate
-
-    base = (cwd or Path.cwd()).absolute()
-    top = locate(str(base)).root
-    out = []
-    for name in roots:
-        given = Path(name).expanduser()
-        if given.is_absolute():
-            out.append(name)
-            continue
-        full = Path(os.path.normpath(base / given))  # `..` as the shell reads it
-        for candidate in (full, full.resolve()):  # (the top is physical: a link to the tree)
-            if candidate == top or top in candidate.parents:
-                out.append(candidate.relative_to(top).as_posix())
-                break
-        else:  # outside: discover judges it, and says so
-            out.append(str(full))
-    return out

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import ClassVar
 
 import apsw
@@ -18,7 +19,7 @@ from pix.index import index_repository, locate, open_index
 from pix.ingest import redact, scan
 from pix.ingest.embed import check_identity, model_identity, quantize
 from pix.output.budget import apply_budget
-from pix.output.render import path_sample
+from pix.output.pathtext import path_sample
 from pix.output.result import hydrate, project, shown_lines, warn_unrevealed
 from pix.output.shown import Redactions, ShownFile
 from pix.pathglob import glob_regex
@@ -29,11 +30,12 @@ from pix.retrieve.knn import WarmVectors
 from pix.retrieve.rank import arrange, rescore
 from pix.retrieve.route import CHANNELS, Route, route
 from pix.retrieve.search import DEPTH, RRF_K, register_functions, search
-from pix.schemas import JsonRequest, check_text
+from pix.schemas import JsonRequest, check_text, shown_value
 from pix.snapshot import (
     Snapshot,
     changed_files,
     judged_snapshot,
+    originals_root,
     reindex_command,
     select_snapshot,
     stale_elsewhere,
@@ -98,6 +100,7 @@ class QueryEngine:
         self._embedder = embedder
         self._static = static
         self._shown: dict[str, ShownFile] = {}
+        self._originals: tuple[Path, bool] | None = None  # snapshot.originals_root, once
         self._shown_chars = 0
         self._counts: tuple[tuple[int, int], tuple[int, int, int], bool] | None = None
         # Candidates per channel: what `pix query` ranks; a workspace may ask fewer of each
@@ -143,6 +146,7 @@ class QueryEngine:
             raise
         register_functions(self.store)
         self._shown.clear()
+        self._originals = None
         self._shown_chars = 0
         self._counts = None
         self.warm.drop()
@@ -153,7 +157,9 @@ class QueryEngine:
         characters, are kept for the next answer (an MCP server asks about the same files
         again and again)."""
         if reveal:
-            original = scan.read_original(self.target.root, self.target.is_git, path, blob)
+            if self._originals is None:
+                self._originals = originals_root(self.store, self.target)
+            original = scan.read_original(*self._originals, path, blob)
             return self._load(blob, original)
         shown = self._shown.pop(blob, None)
         if shown is None:
@@ -301,7 +307,11 @@ def filter_paths(
 
 
 def unmatched_warnings(globs: list[str]) -> list[str]:
-    return [f"only-path glob {g!r} matches no file of the snapshot" for g in globs]
+    """One warning per distinct glob (a glob given twice is one mistake), quoted short."""
+    return [
+        f"only-path glob {shown_value(g)} matches no file of the snapshot"
+        for g in dict.fromkeys(globs)
+    ]
 
 
 @dataclass

@@ -91,11 +91,45 @@ def check_text(payload: object, where: str = "") -> None:
 def validate(payload: object, name: str) -> None:
     """Raise UsageError naming the offending field (JSON path) and what is wrong with it."""
     check_text(payload)
-    errors = sorted(_validator(name).iter_errors(payload), key=lambda e: list(e.absolute_path))
-    if errors:
-        error = errors[0]
-        where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
-        raise UsageError(f"invalid request at {where}: {error.message}")
+    if problem := first_problem(_validator(name), payload):
+        raise UsageError(problem)
+
+
+def first_problem(validator: jsonschema.protocols.Validator, payload: object) -> str | None:
+    """The first problem of `payload`, as one line: "invalid request at <field>: <what>"."""
+    errors = sorted(validator.iter_errors(payload), key=lambda e: list(e.absolute_path))
+    if not errors:
+        return None
+    error = errors[0]
+    where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+    return f"invalid request at {where}: {_said(error)}"
+
+
+SHOWN_VALUE = 80  # characters of an offending value an error message quotes
+
+
+def shown_value(value: object) -> str:
+    """A value as an error message quotes it: null, true and false as JSON spells them (the
+    client wrote JSON, not Python), anything else as Python's repr, cut to SHOWN_VALUE
+    characters: a 100,000-character pattern must not come back in full."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    text = repr(value)
+    if len(text) <= SHOWN_VALUE:
+        return text
+    if isinstance(value, str):
+        return f"{repr(value[: SHOWN_VALUE - 20])[:-1]}…' ({len(value):,} characters)"
+    return f"{text[: SHOWN_VALUE - 20]}…"
+
+
+def _said(error: jsonschema.ValidationError) -> str:
+    """jsonschema's message, the offending value quoted by shown_value (its messages open
+    with the value's repr)."""
+    told = repr(error.instance)
+    message = error.message
+    if message.startswith(told):
+        return shown_value(error.instance) + message[len(told) :]
+    return message if len(message) <= 2 * SHOWN_VALUE else message[: 2 * SHOWN_VALUE] + "…"
 
 
 def json_name(name: str) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 from pix.errors import NotIndexedError, PixError, UsageError
 from pix.index import Target, excluded_paths, locate, stored_path
 from pix.ingest import scan
-from pix.output.render import path_sample
+from pix.output.pathtext import path_sample
 from pix.store import search_sql, sql
 from pix.store.db import Store
 
@@ -140,6 +140,17 @@ def other_tree(store: Store, target: Target) -> str | None:
     except NotIndexedError:
         row = store.conn.execute(search_sql.NEWEST_SNAPSHOT_ROOT).fetchone()
         return _elsewhere(row[0], target) if row else None
+
+
+def originals_root(store: Store, target: Target) -> tuple[Path, bool]:
+    """Where --show-secrets reads a file's original text (the database holds it masked), and
+    whether that folder is a git work tree: this folder, or, for a database that is another
+    folder's on this machine (other_tree: `--db` run from elsewhere), that folder. Call it
+    inside `store.read()`."""
+    other = other_tree(store, target)
+    if other is None:
+        return target.root, target.is_git
+    return Path(other), scan.git_toplevel(Path(other)) is not None
 
 
 def _elsewhere(root: str, target: Target) -> str | None:

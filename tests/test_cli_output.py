@@ -239,6 +239,26 @@ def test_input_may_start_with_a_byte_order_mark(repo, tmp_path):
     assert json.loads(out)["results"]
 
 
+def test_a_bad_value_is_quoted_as_json_and_cut_short_in_the_one_line_error(repo, tmp_path):
+    """The client wrote JSON: null and true are quoted as JSON spells them, not as Python's
+    None and True; a 100,000-character value is cut, not echoed whole (audit)."""
+    request = tmp_path / "request.json"
+    for payload, said in (
+        (None, "invalid request at (top level): null is not of type 'object'"),
+        ({"query": "zebra", "top": True}, "invalid request at top: true is not of type 'integer'"),
+    ):
+        request.write_text(json.dumps(payload))
+        code, _, err = pix("query", "--input", str(request), cwd=repo)
+        assert code == 2 and err == f"pix: error: {said}\n"
+    pattern = "x" * 100_000
+    request.write_text(json.dumps({"queries": [{"id": "a", "mode": "regex", "pattern": pattern}]}))
+    code, _, err = pix("discover", "--input", str(request), cwd=repo)
+    assert code == 2 and err.count("\n") == 1 and len(err) < 200, err[:300]
+    assert "(100,000 characters) is too long" in err
+    code, _, err = pix("alias", "add", "a" * 5000, "zebra", cwd=repo)
+    assert code == 2 and err.count("\n") == 1 and len(err) < 300 and "(5,000 characters)" in err
+
+
 def test_integral_floats_are_integers_and_deep_nesting_is_bad_input(repo, tmp_path):
     # JSON Schema counts 3.0 as an integer, so it passes validation: it must then act as 3,
     # not fail as a float later (exit 1, "unexpected").
@@ -361,7 +381,7 @@ def test_a_home_folder_that_cannot_be_written_prints_no_onnxruntime_line(repo, t
 
 
 def test_unicode_line_breaks_in_a_name_are_quoted_too():
-    from pix.output.render import path_sample, shown_path
+    from pix.output.pathtext import path_sample, shown_path
 
     # str.splitlines breaks at these, and JSON leaves them as they are.
     for name in ("a\u2028b.py", "a\u2029b.py", "a\x85b.py", "tab\tname.py"):

@@ -649,6 +649,27 @@ def test_roots_of_another_folders_database_are_its_trees(repo, tmp_path):
     assert [c["path"] for c in response["candidates"]] == ["tests/test_store.py"]
 
 
+def test_cli_roots_with_another_folders_database_are_read_from_the_folder_pix_runs_in(
+    repo, tmp_path
+):
+    """--db naming a repository's database from a folder outside it: `--root` is still the
+    shell's path (audit: from the repository's parent, `--root repo` was "does not exist",
+    and `--root app` searched the repository's app/ though the shell's app/ is another
+    folder)."""
+    parent = repo.parent
+    (parent / "app").mkdir(exist_ok=True)  # a folder beside the repository, not in it
+    db = str(repo / ".pix.db")
+    code, body, err = pix_json("discover", "-l", "load=load_session", "--json", "--db", db,
+                               "--root", repo.name, "--root", f"{repo.name}/tests",
+                               "--root", "app", cwd=parent)  # fmt: skip
+    assert code == 0, err
+    RESPONSE.validate(body)
+    roots = [(x["root"], x["path"], x["status"]) for x in body["coverage"]["roots"]]
+    assert roots[:2] == [(".", ".", "searched"), ("tests", "tests", "searched")]
+    assert roots[2][0] == str(parent / "app") and roots[2][2] == "skipped"
+    assert body["coverage"]["roots"][2]["diagnostic"]["code"] == "outside_repository"
+
+
 def test_cli_short_form_json_and_exit_codes(repo, tmp_path):
     code, out, err = pix("discover", "-l", "load=load_session", "-r", r"cls=class\s+\w+",
                          "--root", "app", "--root", "../x", cwd=repo)  # fmt: skip

@@ -318,6 +318,13 @@ def test_only_paths_restricts_before_top(corpus, mode):
     both = ask(corpus, HUMIDITY, mode=mode, only_paths=["geo/**", "*.pyy"], ignore_paths=["x/"])
     assert paths(both) == ["geo/alpha/shapes.py"]
     assert both["warnings"] == ["only-path glob '*.pyy' matches no file of the snapshot"]
+    # A glob given twice is one warning, and a long one is quoted short (audit: fifty copies
+    # of a 300-character glob printed fifty 300-character lines).
+    long = "z" * 300
+    twice = ask(corpus, HUMIDITY, mode=mode, only_paths=["*.pyy", "*.pyy", long, long])
+    assert twice["warnings"][0] == "only-path glob '*.pyy' matches no file of the snapshot"
+    assert len(twice["warnings"]) == 2 and "(300 characters)" in twice["warnings"][1]
+    assert len(twice["warnings"][1]) < 150
 
 
 def test_only_and_ignore_combine(corpus):

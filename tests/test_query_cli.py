@@ -333,6 +333,8 @@ FAILURES = [
     ("unknown-channel", ["x", "--channel", "regex"], None, "repo", 2, "regex"),
     ("branch-name", ["x", "--at", "main"], None, "repo", 2, "main"),
     ("revision-expression", ["x", "--at", "HEAD~1"], None, "repo", 2, "HEAD~1"),
+    # A hex prefix shorter than git's shortest is refused saying how long one must be (audit).
+    ("short-prefix", ["x", "--at", "ec4"], None, "repo", 2, "prefix of 4 digits or more"),
     (
         "unknown-commit",
         ["x", "--at", "0123456789abcdef0123"],

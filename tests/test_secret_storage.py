@@ -3,10 +3,11 @@ learns more, and read back unmasked only from the repository by the owner's --sh
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
-from conftest import commit, git, pix_json, write
+from conftest import commit, git, pix, pix_json, write
 from test_redact import BEGIN, BODY, END, RANDOM
 
 from pix.ingest import mask, redact
@@ -120,6 +121,56 @@ def test_show_secrets_reads_the_repository_and_says_when_it_cannot(make_repo, in
     assert response["redactionSummary"]["masked"] is True
     assert any("shown masked" in w for w in response["warnings"])
     assert git(repo, "status", "--porcelain") == "M billing.py"  # the database is excluded
+
+
+def test_show_secrets_reads_the_tree_of_a_database_named_from_another_folder(
+    make_repo, index, tmp_path
+):
+    """`--db` naming a repository's database from outside it: the originals are that
+    repository's (its work tree and git objects), in query, pack and discover alike."""
+    repo = make_repo({"billing.py": BILLING, "refunds.py": "def refund_customer():\n    pass\n"})
+    index(repo)
+    away = tmp_path / "away"
+    away.mkdir()
+    db = str(repo / ".pix.db")
+    question = "charge the customer's card"
+    code, response, err = pix_json("query", question, "--top", "1", "--json", "--show-secrets",
+                                   "--db", db, cwd=away)  # fmt: skip
+    assert code == 0, err
+    assert response["results"][0]["text"] == BILLING.rstrip("\n")
+    assert response["redactionSummary"]["masked"] is False and not response["warnings"]
+    code, response, err = pix_json("pack", question, "--budget", "2000", "--json",
+                                   "--show-secrets", "--db", db, cwd=away)  # fmt: skip
+    assert code == 0, err
+    assert RANDOM in json.dumps(response) and response["redactionSummary"]["masked"] is False
+    code, response, err = pix_json("discover", "-l", "s=STRIPE_WEBHOOK", "--json",
+                                   "--show-secrets", "--db", db, cwd=away)  # fmt: skip
+    assert code == 0, err
+    assert RANDOM in json.dumps(response) and not response["warnings"]
+
+
+def test_show_secrets_names_only_the_files_it_could_not_reveal_on_one_line(
+    make_repo, index, tmp_path
+):
+    """A copied database cannot reveal: the warning names the files that hold a secret (not
+    every file shown), each quoted as text output quotes a name with a line break."""
+    repo = make_repo(
+        {"bill\ning.py": BILLING, "refunds.py": "def refund_customer(card):\n    pass\n"}
+    )
+    index(repo)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.copy(repo / ".pix.db", elsewhere / "copy.db")
+    question = "charge or refund the customer's card"
+    code, out, err = pix("query", question, "--file", "--show-secrets", "--db", "copy.db",
+                         cwd=elsewhere)  # fmt: skip
+    assert code == 0, err
+    assert "refunds.py" in out and "[REDACTED:secret]" in out
+    warning = [line for line in err.splitlines() if "shown masked" in line]
+    assert warning == [
+        "warning: 1 file(s) shown masked: their original text is neither in the work tree "
+        'nor in git here ("bill\\ning.py")'
+    ]
 
 
 def test_a_key_file_is_skipped_and_a_key_inside_code_is_masked(make_repo, index):

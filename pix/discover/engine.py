@@ -13,6 +13,7 @@ timeout), so a pattern that backtracks without end stops its cell at the budget.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -27,6 +28,7 @@ from pix.discover.scope import (
     GlobFilter,
     Root,
     describe_root,
+    from_folder,
     resolve_root,
     scope_root,
     unsearched_reason,
@@ -34,7 +36,7 @@ from pix.discover.scope import (
 from pix.discover.verify import Excerpt, FileResult, Matcher
 from pix.errors import UsageError
 from pix.index import locate, open_index
-from pix.output.render import path_sample, shown_path
+from pix.output.pathtext import path_sample, shown_path
 from pix.snapshot import changed_files, select_snapshot, tree_elsewhere
 from pix.store import sql
 from pix.store.db import Store
@@ -116,13 +118,15 @@ def discover(
     reveal: bool = False,
     started: float | None = None,
     tree_here: bool = True,
+    roots_here: bool = False,
 ) -> dict:
     """Run one discovery request (schema/discover-request.v1.json) against the index of the
     repository at `cwd` (or its database `db`) and return the response dict. Excerpts show
     secrets masked unless `reveal` (the CLI's owner-only --show-secrets). `started`
     (time.monotonic()): when the time budget began, if before this call (a workspace's shards
     share one budget). `tree_here`: False for a workspace's bare `db` entry
-    (pix.index.Target.tree_here)."""
+    (pix.index.Target.tree_here). `roots_here`: the request's roots are relative to the folder
+    pix runs in (`cwd`), as a shell means them (the CLI's --root), not to the tree's top."""
     started = time.monotonic() if started is None else started
     req = parse_request(request)  # a dict, validated
     if request.get("repos"):
@@ -132,8 +136,9 @@ def discover(
         )
     target = replace(locate(cwd, db), tree_here=tree_here)
     store = open_index(target)
+    here = Path(cwd or os.getcwd()).absolute() if roots_here else None
     try:
-        return _run(store, target, req, started, reveal)
+        return _run(store, target, req, started, reveal, here)
     except apsw.SQLError:
         store.check_integrity()  # a damaged file surfaces as odd SQL errors
         raise
@@ -186,7 +191,9 @@ class Texts:
         return text
 
 
-def _run(store: Store, target, req: Request, started: float, reveal: bool) -> dict:
+def _run(
+    store: Store, target, req: Request, started: float, reveal: bool, here: Path | None
+) -> dict:
     deadline = started + req.time_budget_ms / 1000
     matchers = [Matcher(h) for h in req.queries]
     narrowings = [plan_narrowing(m) for m in matchers]
@@ -205,6 +212,8 @@ def _run(store: Store, target, req: Request, started: float, reveal: bool) -> di
         # Roots are the indexed tree's: another folder's when --db names its database (audit:
         # from /tmp, `roots: ["src"]` of fzf's database was "no longer exists").
         top = Path(tree_elsewhere(snapshot, target) or target.root).resolve()
+        if here is not None:
+            req = replace(req, roots=from_folder(req.roots, here, top))
         roots = _resolve_roots(req, top, indexed, skipped, stale)
         masking = Shown(store, target, files, reveal, req.snippet_length)
         cells, hits = _search(store, req, matchers, narrowings, roots, files, deadline, masking)

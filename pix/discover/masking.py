@@ -11,11 +11,13 @@ runs on the masked text.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from pix.discover.verify import Excerpt, excerpt
 from pix.index import Target
 from pix.ingest import scan
-from pix.output.shown import Redactions, ShownFile
+from pix.output.shown import Redactions, ShownFile, unrevealed_warnings
+from pix.snapshot import originals_root
 from pix.store import codec, search_sql, sql
 from pix.store.db import Store
 
@@ -28,6 +30,7 @@ class Shown:
         self.snippet_length = snippet_length
         self.redactions = Redactions(reveal)
         self._unrevealed: set[str] = set()
+        self._originals: tuple[Path, bool] | None = None  # snapshot.originals_root, once
 
     def _file(self, sha: str, path: str) -> ShownFile:
         conn = self.store.conn
@@ -35,7 +38,9 @@ class Shown:
         if not (self.reveal and secrets):  # nothing to reveal: no need for the text itself
             return ShownFile("", secrets)
         text = codec.unpack(*conn.execute(search_sql.BLOB_CONTENT, (sha,)).fetchone())
-        original = scan.read_original(self.target.root, self.target.is_git, path, sha)
+        if self._originals is None:
+            self._originals = originals_root(self.store, self.target)
+        original = scan.read_original(*self._originals, path, sha)
         if original is None:
             self._unrevealed.add(path)
         return ShownFile(text, secrets, original)
@@ -60,13 +65,7 @@ class Shown:
         return out
 
     def warnings(self) -> list[str]:
-        if not self._unrevealed:
-            return []
-        names = sorted(self._unrevealed)
-        return [
-            f"{len(names)} file(s) shown masked: their original text is neither in the work "
-            f"tree nor in git here ({', '.join(names[:3])})"
-        ]
+        return unrevealed_warnings(self._unrevealed)
 
 
 def _raw_column(masked: str, raw: str, col: int) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pix.output.render import shown_path
+from pix.output.pathtext import shown_path
 
 
 def _incomplete_line(hypothesis: dict) -> str:

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pix.output.render import shown_path
+from pix.output.pathtext import shown_path
 from pix.pathglob import glob_regex
 from pix.retrieve.priors import VENDORED
 
@@ -112,6 +112,29 @@ class Root:
 
 def _inside(path: Path, top: Path) -> bool:
     return path == top or top in path.parents
+
+
+def from_folder(roots: list[str], folder: Path, top: Path) -> list[str]:
+    """Roots as a shell means them, relative to `folder` (the CLI's --root, from the folder pix
+    runs in), as the request's roots are: relative to the top level `top` of the tree searched
+    (audit: from src/utils, `--root ../helper` was "outside the repository"; from another
+    folder with --db, `--root sub` named the current folder's sub, not the tree's). A root
+    inside the tree becomes its path from the top; any other is passed on whole, for
+    resolve_root to judge (outside, or through a link)."""
+    out = []
+    for name in roots:
+        given = Path(name).expanduser()
+        if given.is_absolute():
+            out.append(name)
+            continue
+        full = Path(os.path.normpath(folder / given))  # `..` as the shell reads it
+        for candidate in (full, full.resolve()):  # (the top is physical: a link to the tree)
+            if _inside(candidate, top):
+                out.append(candidate.relative_to(top).as_posix())
+                break
+        else:  # outside: resolve_root says so
+            out.append(str(full))
+    return out
 
 
 def resolve_root(name: str, top: Path, indexed: list[str]) -> Root:

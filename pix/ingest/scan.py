@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pix.errors import NotIndexedError, PixError, UsageError
 from pix.ingest.redact import unmasked_private_key
+from pix.schemas import shown_value
 
 DEFAULT_MAX_BYTES = 1 << 20
 DB_NAMES = (".pix.db", ".pix.db-wal", ".pix.db-shm", ".pix.db-journal")
@@ -378,7 +379,8 @@ def check_ref(rev: str) -> None:
     """--at takes HEAD, a full sha or a hex prefix; names and expressions are refused (exit 2)."""
     if rev != "HEAD" and not re.fullmatch(r"[0-9a-fA-F]{4,40}", rev):
         raise UsageError(
-            f"--at takes HEAD, a full commit sha or a unique hex prefix, not {rev!r}",
+            f"--at takes HEAD, a full commit sha or a unique hex prefix of 4 digits or more "
+            f"(git's shortest), not {shown_value(rev)}",
             hint=f"use `git rev-parse {rev}` to get its sha" if rev.strip() else "pass a sha",
         )
 

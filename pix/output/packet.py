@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pix.output.render import shown_path
+from pix.output.pathtext import shown_path
 
 MAX_CANDIDATES = 60
 LOW_SCORE_SHARE = 0.25

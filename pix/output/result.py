@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from pix.output.shown import unrevealed_warnings
+
 if TYPE_CHECKING:  # (pix.query imports this module)
     from pix.output.shown import ShownFile
     from pix.query import QueryRequest
@@ -60,14 +62,12 @@ def shown_lines(res: Result) -> tuple[int, int] | None:
 def warn_unrevealed(
     files: Iterable[tuple[str, ShownFile]], reveal: bool, warnings: list[str]
 ) -> None:
-    """With `reveal`: say which files are shown masked all the same (no original here)."""
+    """With `reveal`: say which files holding a secret are shown masked all the same (no
+    original here)."""
     if reveal:
-        missing = sorted({path for path, f in files if f.original is None})
-        if missing:
-            warnings.append(
-                f"{len(missing)} file(s) shown masked: their original text is neither in the "
-                f"work tree nor in git here ({', '.join(missing[:3])})"
-            )
+        warnings.extend(
+            unrevealed_warnings(p for p, f in files if f.original is None and f.has_secrets)
+        )
 
 
 def hydrate(

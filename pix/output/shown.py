@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from pix.output.pathtext import path_sample
+
 Occurrence = tuple[int, str]  # (the secret's seq in its blob, kind)
 
 
@@ -38,6 +40,10 @@ class ShownFile:
         for seq, kind, first, last in secrets:
             for line in range(first, last + 1):
                 self.found.setdefault(line, []).append((seq, kind))
+
+    @property
+    def has_secrets(self) -> bool:
+        return bool(self.found)
 
     @property
     def line_count(self) -> int:
@@ -86,3 +92,16 @@ class Redactions:
             "total": len(self._seen),
             "byKind": dict(sorted(by_kind.items())),
         }
+
+
+def unrevealed_warnings(paths: Iterable[str]) -> list[str]:
+    """What --show-secrets says of files holding a secret that it shows masked all the same:
+    neither the work tree the database indexed nor its git objects hold their original text
+    (a database copied to another machine)."""
+    names = sorted(set(paths))
+    if not names:
+        return []
+    return [
+        f"{len(names)} file(s) shown masked: their original text is neither in the work tree "
+        f"nor in git here ({path_sample(names)})"
+    ]
