@@ -22,11 +22,11 @@ from functools import cache
 
 import jsonschema
 
-from pix.errors import UsageError
+from pix.errors import UsageError, shown_value
 from pix.index import locate, open_index
 from pix.ingest import scan
 from pix.query import MAX_QUERY_CHARS, TOP_MAX, TOP_MIN, QueryEngine, QueryRequest, check_request
-from pix.schemas import bundled, first_problem, shown_value
+from pix.schemas import bundled, first_problem
 from pix.store.db import Store, now_iso
 
 SPEC_SCHEMA = "alias.v1.json"

@@ -14,6 +14,23 @@ EXIT_USAGE = 2
 EXIT_NOT_FOUND = 3
 EXIT_DATABASE = 4
 EXIT_CONFLICT = 5
+SHOWN_VALUE = 80  # characters an error message quotes of an offending value
+
+
+def shown_value(value: object) -> str:
+    """A value as an error message quotes it: null, true and false as JSON spells them (the
+    client wrote JSON, not Python), anything else as Python's repr, cut to about SHOWN_VALUE
+    characters: a 100,000-character pattern must not come back in full, nor raw control
+    characters (repr escapes them)."""
+    if value is None or isinstance(value, bool):
+        return "null" if value is None else str(value).lower()
+    text = repr(value)
+    if len(text) <= SHOWN_VALUE:
+        return text
+    cut = text[: SHOWN_VALUE - 20]
+    if isinstance(value, str):  # close the quote repr opened
+        return f"{cut}…{text[0]} ({len(value):,} characters)"
+    return f"{cut}…"
 
 
 class PixError(Exception):

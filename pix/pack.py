@@ -14,7 +14,7 @@ from typing import ClassVar
 
 from pix.errors import UsageError
 from pix.output import packet
-from pix.output.result import citation, warn_unrevealed
+from pix.output.result import citation
 from pix.output.shown import Redactions
 from pix.output.tokens import UNITS, Counter
 from pix.query import (
@@ -93,13 +93,13 @@ def _run_pack(engine: QueryEngine, request: PackRequest, reveal: bool, auto: boo
                 shown[c.path] = engine.shown(c.blob, c.path, reveal)
                 lines = shown[c.path].lines(1, shown[c.path].line_count, reveal)
                 files[c.path] = packet.FileLines(lines, counter.lines)
-    warn_unrevealed(shown.items(), reveal, warnings)
     chosen, text, used, omitted = fit(candidates, files, request, counter, warnings)
     spans = []
     for span in chosen.spans:
         on = shown[span.path]
-        redactions.add(span.blob, on.secrets_in(span.start_line, span.end_line), on)
+        redactions.add(span.blob, on.secrets_in(span.start_line, span.end_line), on, span.path)
         spans.append(project_span(span, chosen, files, counter, found.snapshot))
+    warnings.extend(redactions.warnings())
     beyond = max(len(found.hits) - packet.MAX_CANDIDATES, 0)
     omitted["lowScore"] += beyond  # ranked below the candidates considered
     response = {

@@ -14,13 +14,20 @@ from typing import ClassVar
 import apsw
 import numpy as np
 
-from pix.errors import REBUILD_HINT, DatabaseError, NotIndexedError, PixError, UsageError
+from pix.errors import (
+    REBUILD_HINT,
+    DatabaseError,
+    NotIndexedError,
+    PixError,
+    UsageError,
+    shown_value,
+)
 from pix.index import index_repository, locate, open_index
 from pix.ingest import redact, scan
 from pix.ingest.embed import check_identity, model_identity, quantize
 from pix.output.budget import apply_budget
 from pix.output.pathtext import path_sample
-from pix.output.result import hydrate, project, shown_lines, warn_unrevealed
+from pix.output.result import hydrate, project, shown_lines
 from pix.output.shown import Redactions, ShownFile
 from pix.pathglob import glob_regex
 from pix.retrieve import define, history, outline, phrase, refine, tested
@@ -30,12 +37,12 @@ from pix.retrieve.knn import WarmVectors
 from pix.retrieve.rank import arrange, rescore
 from pix.retrieve.route import CHANNELS, Route, route
 from pix.retrieve.search import DEPTH, RRF_K, register_functions, search
-from pix.schemas import JsonRequest, check_text, shown_value
+from pix.schemas import JsonRequest, check_text
 from pix.snapshot import (
     Snapshot,
     changed_files,
     judged_snapshot,
-    originals_root,
+    originals_roots,
     reindex_command,
     select_snapshot,
     stale_elsewhere,
@@ -100,7 +107,7 @@ class QueryEngine:
         self._embedder = embedder
         self._static = static
         self._shown: dict[str, ShownFile] = {}
-        self._originals: tuple[Path, bool] | None = None  # snapshot.originals_root, once
+        self._originals: list[Path] | None = None  # snapshot.originals_roots, once
         self._shown_chars = 0
         self._counts: tuple[tuple[int, int], tuple[int, int, int], bool] | None = None
         # Candidates per channel: what `pix query` ranks; a workspace may ask fewer of each
@@ -158,8 +165,8 @@ class QueryEngine:
         again and again)."""
         if reveal:
             if self._originals is None:
-                self._originals = originals_root(self.store, self.target)
-            original = scan.read_original(*self._originals, path, blob)
+                self._originals = originals_roots(self.store, self.target)
+            original = scan.read_original(self._originals, path, blob)
             return self._load(blob, original)
         shown = self._shown.pop(blob, None)
         if shown is None:
@@ -570,8 +577,8 @@ def run_query(
             lines = shown_lines(res)
             if lines:
                 shown = files[(res.blob, res.path)]
-                redactions.add(res.blob, shown.secrets_in(*lines), shown)
-        warn_unrevealed(((p, f) for (_, p), f in files.items()), reveal, warnings)
+                redactions.add(res.blob, shown.secrets_in(*lines), shown, res.path)
+        warnings.extend(redactions.warnings())
     snapshot = found.snapshot
     response = {
         "schemaVersion": SCHEMA_VERSION,

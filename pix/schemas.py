@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Self
 
 import jsonschema
 
-from pix.errors import UsageError
+from pix.errors import SHOWN_VALUE, UsageError, shown_value
 from pix.paths import SCHEMA_DIR
 
 
@@ -103,23 +103,6 @@ def first_problem(validator: jsonschema.protocols.Validator, payload: object) ->
     error = errors[0]
     where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
     return f"invalid request at {where}: {_said(error)}"
-
-
-SHOWN_VALUE = 80  # characters of an offending value an error message quotes
-
-
-def shown_value(value: object) -> str:
-    """A value as an error message quotes it: null, true and false as JSON spells them (the
-    client wrote JSON, not Python), anything else as Python's repr, cut to SHOWN_VALUE
-    characters: a 100,000-character pattern must not come back in full."""
-    if value is None or isinstance(value, bool):
-        return json.dumps(value)
-    text = repr(value)
-    if len(text) <= SHOWN_VALUE:
-        return text
-    if isinstance(value, str):
-        return f"{repr(value[: SHOWN_VALUE - 20])[:-1]}…' ({len(value):,} characters)"
-    return f"{text[: SHOWN_VALUE - 20]}…"
 
 
 def _said(error: jsonschema.ValidationError) -> str:

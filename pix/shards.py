@@ -51,9 +51,9 @@ from dataclasses import dataclass, field, replace
 
 import apsw
 
-from pix.errors import PixError, UsageError, as_pix_error
+from pix.errors import PixError, UsageError, as_pix_error, shown_value
 from pix.output.budget import apply_budget
-from pix.output.result import Result, hydrate, project, shown_lines, warn_unrevealed
+from pix.output.result import Result, hydrate, project, shown_lines
 from pix.output.shown import Redactions
 from pix.query import (
     SCHEMA_VERSION,
@@ -349,8 +349,8 @@ def unmatched_anywhere(request: QueryRequest, answers: dict[str, ShardAnswer]) -
     that matches in some is how a workspace is narrowed, not a typo)."""
     missing = [g for g in request.only_paths if all(g in a.unmatched for a in answers.values())]
     return [
-        f"only-path glob {g!r} matches no file in the repositories that answered"
-        for g in (missing if answers else [])
+        f"only-path glob {shown_value(g)} matches no file in the repositories that answered"
+        for g in dict.fromkeys(missing if answers else [])
     ]
 
 
@@ -485,8 +485,9 @@ def query_shards(
         lines = shown_lines(res)
         if lines:
             shown = files[(res.repo, res.blob, res.path)]
-            redactions.add(f"{res.repo}/{res.blob}", shown.secrets_in(*lines), shown)
-    warn_unrevealed(((f"{r}: {p}", f) for (r, _, p), f in files.items()), reveal, warnings)
+            found = shown.secrets_in(*lines)
+            redactions.add(f"{res.repo}/{res.blob}", found, shown, f"{res.repo}: {res.path}")
+    warnings.extend(redactions.warnings())
     projected = []
     for res, (name, _, factor) in zip(results, chosen, strict=False):
         out = {"repo": name, **project(res, request, answers[name].snapshot, factor)}

@@ -17,7 +17,6 @@ from dataclasses import replace
 
 from pix.errors import PixError, as_pix_error
 from pix.output import packet
-from pix.output.result import warn_unrevealed
 from pix.output.shown import Redactions
 from pix.output.tokens import Counter
 from pix.pack import SCHEMA_VERSION as PACK_VERSION
@@ -72,7 +71,6 @@ def pack_shards(
             shown[key] = shards.engines[name].shown(hit.blob_sha, hit.path, reveal)
             lines = shown[key].lines(1, shown[key].line_count, reveal)
             files[key] = packet.FileLines(lines, counter.lines)
-    warn_unrevealed(shown.items(), reveal, warnings)
     chosen, text, used, omitted = fit(
         candidates, files, request, counter, warnings, label=lambda key: ": ".join(where[key])
     )
@@ -81,11 +79,13 @@ def pack_shards(
     for span in chosen.spans:
         name, path = where[span.path]
         on = shown[span.path]
-        redactions.add(f"{name}/{span.blob}", on.secrets_in(span.start_line, span.end_line), on)
+        found = on.secrets_in(span.start_line, span.end_line)
+        redactions.add(f"{name}/{span.blob}", found, on, f"{name}: {path}")
         snapshot = answers[name].snapshot
         spans.append(
             {"repo": name, **project_span(span, chosen, files, counter, snapshot, path=path)}
         )
+    warnings.extend(redactions.warnings())
     total = sum(len(a.ranked) for a in answers.values())
     omitted["lowScore"] += max(total - len(merged), 0)
     lead = where[spans[0]["repo"] + SEP + spans[0]["path"]][0] if spans else next(iter(answers))

@@ -142,15 +142,28 @@ def other_tree(store: Store, target: Target) -> str | None:
         return _elsewhere(row[0], target) if row else None
 
 
-def originals_root(store: Store, target: Target) -> tuple[Path, bool]:
-    """Where --show-secrets reads a file's original text (the database holds it masked), and
-    whether that folder is a git work tree: this folder, or, for a database that is another
-    folder's on this machine (other_tree: `--db` run from elsewhere), that folder. Call it
-    inside `store.read()`."""
-    other = other_tree(store, target)
-    if other is None:
-        return target.root, target.is_git
-    return Path(other), scan.git_toplevel(Path(other)) is not None
+def searched_tree(snapshot: Snapshot, target: Target) -> Path:
+    """The folder a snapshot's paths are relative to, on this machine: this folder when the
+    snapshot stands for it (judges_this_tree), else the folder it was indexed in when that
+    is still a folder here (another folder's database named by `--db`, kept inside this
+    folder or not; a workspace's bare `db` entry), else this folder."""
+    if judges_this_tree(snapshot, target) or not Path(snapshot.root).is_dir():
+        return target.root
+    return Path(snapshot.root)
+
+
+def originals_roots(store: Store, target: Target) -> list[Path]:
+    """The folders whose files or git objects may hold a file's original text (the database
+    holds it masked), in the order --show-secrets tries them: this folder, then every other
+    folder on this machine the database's snapshots were indexed in, the newest first (a
+    `--db` naming another folder's database, a workspace's bare `db` entry, a bare
+    repository's commits). scan.read_original checks the blob id, so a folder holding other
+    content is never taken for the original."""
+    roots = [target.root]
+    for (root,) in store.conn.execute(search_sql.SNAPSHOT_ROOTS):
+        if not any(same_folder(root, seen) for seen in roots) and Path(root).is_dir():
+            roots.append(Path(root))
+    return roots
 
 
 def _elsewhere(root: str, target: Target) -> str | None:

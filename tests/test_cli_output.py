@@ -257,6 +257,22 @@ def test_a_bad_value_is_quoted_as_json_and_cut_short_in_the_one_line_error(repo,
     assert "(100,000 characters) is too long" in err
     code, _, err = pix("alias", "add", "a" * 5000, "zebra", cwd=repo)
     assert code == 2 and err.count("\n") == 1 and len(err) < 300 and "(5,000 characters)" in err
+    code, _, err = pix("discover", "-l", "y" * 100_000, cwd=repo)  # no `=`: not ID=PATTERN
+    assert code == 2 and err.count("\n") == 1 and len(err) < 300, err[:300]
+    code, _, err = pix("query", "zebra", "--at", "ec4", cwd=repo)
+    assert code == 2 and "give at least 4 digits" in err and "rev-parse" not in err
+
+
+def test_an_error_quotes_a_value_short_with_its_own_quotes():
+    from pix.errors import shown_value
+
+    assert shown_value(None) == "null" and shown_value(False) == "false"
+    assert shown_value("files") == "'files'"
+    quoted = shown_value("it's" + "x" * 100)  # repr picks double quotes: they must close
+    assert quoted.startswith("\"it's") and quoted.endswith('…" (104 characters)')
+    controls = shown_value("\x01" * 100)  # repr escapes them: four characters each
+    assert len(controls) < 100 and "\x01" not in controls
+    assert shown_value(["x" * 50, "y" * 50]).endswith("…")
 
 
 def test_integral_floats_are_integers_and_deep_nesting_is_bad_input(repo, tmp_path):

@@ -668,6 +668,17 @@ def test_cli_roots_with_another_folders_database_are_read_from_the_folder_pix_ru
     assert roots[:2] == [(".", ".", "searched"), ("tests", "tests", "searched")]
     assert roots[2][0] == str(parent / "app") and roots[2][2] == "skipped"
     assert body["coverage"]["roots"][2]["diagnostic"]["code"] == "outside_repository"
+    # the database kept in a folder beside the repository's, asked from their parent: that
+    # folder is not the repository's tree, whose paths the roots still name (review)
+    kept = parent / "dbs" / "kept.db"
+    code, _, err = pix("index", "--static-only", "--quiet", "--db", str(kept), cwd=repo)
+    assert code == 0, err
+    code, body, err = pix_json("discover", "-l", "load=load_session", "--json", "--db",
+                               str(kept.relative_to(parent)), "--root", f"{repo.name}/tests",
+                               cwd=parent)  # fmt: skip
+    assert code == 0, err
+    assert [(x["path"], x["status"]) for x in body["coverage"]["roots"]] == [("tests", "searched")]
+    assert [c["path"] for c in body["candidates"]] == ["tests/test_store.py"]
 
 
 def test_cli_short_form_json_and_exit_codes(repo, tmp_path):

@@ -111,16 +111,18 @@ def test_show_secrets_reads_the_repository_and_says_when_it_cannot(make_repo, in
     write(repo, {"billing.py": "changed = True\n"})
     code, response, err = pix_json(*args, "--show-secrets", cwd=repo)
     assert code == 0 and response["results"][0]["text"] == BILLING.rstrip("\n")
-    # a database copied away from the repository cannot reveal: masked, and it says so
+    assert git(repo, "status", "--porcelain") == "M billing.py"  # the database is excluded
+    # a database copied to a machine without the repository (here: the repository moved
+    # away, so no folder its snapshots name holds it) cannot reveal: masked, and it says so
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     shutil.copy(repo / ".pix.db", elsewhere / "copy.db")
+    repo.rename(tmp_path / "moved")
     code, response, err = pix_json(*args, "--show-secrets", "--db", "copy.db", cwd=elsewhere)
     assert code == 0, err
     assert response["results"][0]["text"] == MASKED.rstrip("\n")
     assert response["redactionSummary"]["masked"] is True
     assert any("shown masked" in w for w in response["warnings"])
-    assert git(repo, "status", "--porcelain") == "M billing.py"  # the database is excluded
 
 
 def test_show_secrets_reads_the_tree_of_a_database_named_from_another_folder(
@@ -152,15 +154,30 @@ def test_show_secrets_reads_the_tree_of_a_database_named_from_another_folder(
 def test_show_secrets_names_only_the_files_it_could_not_reveal_on_one_line(
     make_repo, index, tmp_path
 ):
-    """A copied database cannot reveal: the warning names the files that hold a secret (not
-    every file shown), each quoted as text output quotes a name with a line break."""
+    """A database copied away from its repository cannot reveal: the warning names the files
+    whose shown lines hold a secret (not every file shown), each quoted as text output quotes
+    a name with a line break, and says nothing when the lines shown hold none."""
+    filler = "".join(f"LIMIT_{i} = {i}\n" for i in range(200))
+    weather = "def dew_point(humidity):\n    return humidity * 0.9\n" + filler
     repo = make_repo(
-        {"bill\ning.py": BILLING, "refunds.py": "def refund_customer(card):\n    pass\n"}
+        {
+            "bill\ning.py": BILLING,
+            "refunds.py": "def refund_customer(card):\n    pass\n",
+            "weather.py": weather + f'WEATHER_API_SECRET = "{RANDOM}"\n',
+        }
     )
     index(repo)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     shutil.copy(repo / ".pix.db", elsewhere / "copy.db")
+    repo.rename(tmp_path / "moved")  # no folder on this machine holds the originals
+    code, response, err = pix_json("query", "dew point from humidity", "--top", "1", "--json",
+                                   "--show-secrets", "--db", "copy.db", cwd=elsewhere)  # fmt: skip
+    assert code == 0, err
+    assert response["results"][0]["path"] == "weather.py"
+    assert RANDOM not in response["results"][0]["text"]  # the secret's line is not shown
+    assert response["redactionSummary"]["masked"] is False
+    assert not any("shown masked" in w for w in response["warnings"])
     question = "charge or refund the customer's card"
     code, out, err = pix("query", question, "--file", "--show-secrets", "--db", "copy.db",
                          cwd=elsewhere)  # fmt: skip
@@ -168,9 +185,42 @@ def test_show_secrets_names_only_the_files_it_could_not_reveal_on_one_line(
     assert "refunds.py" in out and "[REDACTED:secret]" in out
     warning = [line for line in err.splitlines() if "shown masked" in line]
     assert warning == [
-        "warning: 1 file(s) shown masked: their original text is neither in the work tree "
-        'nor in git here ("bill\\ning.py")'
-    ]
+        "warning: 2 file(s) shown masked: their original text is neither in the work tree "
+        'nor in git here ("bill\\ning.py", weather.py)'
+    ]  # refunds.py holds no secret
+
+
+def test_show_secrets_reads_the_trees_of_several_databases_and_of_bare_commits(
+    make_repo, index, tmp_path
+):
+    """Databases kept together in a folder of their own (several --db: a workspace of bare
+    `db` entries) and a bare repository's commit snapshots, asked from elsewhere: the
+    originals are read from the folders their snapshots were indexed in (review: both
+    showed masked text with the repositories on this machine)."""
+    repo = make_repo({"billing.py": BILLING})
+    other = make_repo({"refunds.py": "def refund_customer(card):\n    pass\n"})
+    dbs = tmp_path / "dbs"
+    dbs.mkdir()
+    index(repo, db=str(dbs / "billing.db"))
+    index(other, db=str(dbs / "refunds.db"))
+    away = tmp_path / "away"
+    away.mkdir()
+    code, response, err = pix_json("query", "charge the customer's card", "--top", "1", "--json",
+                                   "--show-secrets", "--db", str(dbs / "billing.db"),
+                                   "--db", str(dbs / "refunds.db"), cwd=away)  # fmt: skip
+    assert code == 0, err
+    assert response["results"][0]["text"] == BILLING.rstrip("\n")
+    assert response["redactionSummary"]["masked"] is False and not response["warnings"]
+    bare = tmp_path / "billing.git"
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(bare))
+    sha = git(repo, "rev-parse", "HEAD")
+    index(bare, at=sha)
+    code, response, err = pix_json("query", "charge the customer's card", "--top", "1", "--json",
+                                   "--show-secrets", "--at", sha[:8],
+                                   "--db", str(bare / ".pix.db"), cwd=away)  # fmt: skip
+    assert code == 0, err
+    assert response["results"][0]["text"] == BILLING.rstrip("\n")
+    assert not response["warnings"]
 
 
 def test_a_key_file_is_skipped_and_a_key_inside_code_is_masked(make_repo, index):

@@ -285,6 +285,11 @@ def test_an_only_path_glob_is_said_only_when_no_repository_has_a_match(workspace
     assert warned("src/*.py", "lib/**") == [
         "only-path glob 'lib/**' matches no file in the repositories that answered"
     ]
+    # given twice: one warning; a long one quoted short (review)
+    long = "z" * 300
+    twice = warned("lib/**", "lib/**", long, long)
+    assert twice[0] == "only-path glob 'lib/**' matches no file in the repositories that answered"
+    assert len(twice) == 2 and "(300 characters)" in twice[1] and len(twice[1]) < 160
 
 
 def test_discover_across_repositories(workspace):

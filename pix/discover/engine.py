@@ -37,7 +37,7 @@ from pix.discover.verify import Excerpt, FileResult, Matcher
 from pix.errors import UsageError
 from pix.index import locate, open_index
 from pix.output.pathtext import path_sample, shown_path
-from pix.snapshot import changed_files, select_snapshot, tree_elsewhere
+from pix.snapshot import changed_files, searched_tree, select_snapshot
 from pix.store import sql
 from pix.store.db import Store
 
@@ -211,7 +211,7 @@ def _run(
         stale = changed_files(store, target, snapshot)
         # Roots are the indexed tree's: another folder's when --db names its database (audit:
         # from /tmp, `roots: ["src"]` of fzf's database was "no longer exists").
-        top = Path(tree_elsewhere(snapshot, target) or target.root).resolve()
+        top = searched_tree(snapshot, target).resolve()
         if here is not None:
             req = replace(req, roots=from_folder(req.roots, here, top))
         roots = _resolve_roots(req, top, indexed, skipped, stale)

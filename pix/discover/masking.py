@@ -16,8 +16,8 @@ from pathlib import Path
 from pix.discover.verify import Excerpt, excerpt
 from pix.index import Target
 from pix.ingest import scan
-from pix.output.shown import Redactions, ShownFile, unrevealed_warnings
-from pix.snapshot import originals_root
+from pix.output.shown import Redactions, ShownFile
+from pix.snapshot import originals_roots
 from pix.store import codec, search_sql, sql
 from pix.store.db import Store
 
@@ -29,8 +29,7 @@ class Shown:
         self.store, self.target, self.files, self.reveal = store, target, files, reveal
         self.snippet_length = snippet_length
         self.redactions = Redactions(reveal)
-        self._unrevealed: set[str] = set()
-        self._originals: tuple[Path, bool] | None = None  # snapshot.originals_root, once
+        self._originals: list[Path] | None = None  # snapshot.originals_roots, once
 
     def _file(self, sha: str, path: str) -> ShownFile:
         conn = self.store.conn
@@ -39,11 +38,8 @@ class Shown:
             return ShownFile("", secrets)
         text = codec.unpack(*conn.execute(search_sql.BLOB_CONTENT, (sha,)).fetchone())
         if self._originals is None:
-            self._originals = originals_root(self.store, self.target)
-        original = scan.read_original(*self._originals, path, sha)
-        if original is None:
-            self._unrevealed.add(path)
-        return ShownFile(text, secrets, original)
+            self._originals = originals_roots(self.store, self.target)
+        return ShownFile(text, secrets, scan.read_original(self._originals, path, sha))
 
     def excerpts(self, path: str, picked: list[tuple[str, Excerpt]]) -> list[dict]:
         sha = self.files[path][0]
@@ -53,7 +49,7 @@ class Shown:
             assert shown is not None
             found = shown.secrets_in(e.line, e.line)
             if found:
-                self.redactions.add(sha, found, shown)
+                self.redactions.add(sha, found, shown, path)
                 if self.reveal and shown.original is not None:
                     masked, raw = shown.masked[e.line - 1], shown.original[e.line - 1]
                     e = excerpt(
@@ -65,7 +61,7 @@ class Shown:
         return out
 
     def warnings(self) -> list[str]:
-        return unrevealed_warnings(self._unrevealed)
+        return self.redactions.warnings()
 
 
 def _raw_column(masked: str, raw: str, col: int) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pix.errors import UsageError
+from pix.errors import SHOWN_VALUE, UsageError, shown_value
 from pix.schemas import load, validate
 
 REQUEST_SCHEMA = "discover-request.v1.json"
@@ -69,7 +69,8 @@ def parse_request(payload: object) -> Request:
     queries = []
     for i, q in enumerate(payload["queries"]):
         if q["id"] in seen:
-            raise UsageError(f"invalid request at queries/{i}/id: {q['id']!r} is used twice")
+            said = shown_value(q["id"])
+            raise UsageError(f"invalid request at queries/{i}/id: {said} is used twice")
         seen.add(q["id"])
         queries.append(Hypothesis(q["id"], q["pattern"], q["mode"], q.get("caseSensitive", True)))
 
@@ -108,8 +109,10 @@ def request_from_flags(
             ident, sep, pattern = value.partition("=")
             if not sep or not ident or not pattern:
                 example = f"{ident or 'name'}={pattern or 'TEXT'}" if sep else f"name={value}"
+                if len(example) > SHOWN_VALUE or not example.isprintable():
+                    example = "name=TEXT"
                 raise UsageError(
-                    f"{flag} takes ID=PATTERN, not {value!r}", hint=f"{flag} {example}"
+                    f"{flag} takes ID=PATTERN, not {shown_value(value)}", hint=f"{flag} {example}"
                 )
             queries.append(
                 {"id": ident, "pattern": pattern, "mode": mode, "caseSensitive": not ignore_case}

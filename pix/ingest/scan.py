@@ -16,9 +16,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pix.errors import NotIndexedError, PixError, UsageError
+from pix.errors import NotIndexedError, PixError, UsageError, shown_value
 from pix.ingest.redact import unmasked_private_key
-from pix.schemas import shown_value
 
 DEFAULT_MAX_BYTES = 1 << 20
 DB_NAMES = (".pix.db", ".pix.db-wal", ".pix.db-shm", ".pix.db-journal")
@@ -155,17 +154,20 @@ def blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def read_original(root: Path, is_git: bool, path: str, sha: str) -> str | None:
+def read_original(roots: list[Path], path: str, sha: str) -> str | None:
     """The text of blob `sha` as the repository has it, secrets unmasked (the database holds
-    only the masked text): from the work tree while the file there still has that content,
-    else from git objects. None when neither has it (a database copied elsewhere)."""
-    try:
-        data = (root / path).read_bytes()
-        if blob_id(data) == sha:
-            return decode(data)
-    except (OSError, UnicodeDecodeError):
-        pass
-    if is_git:
+    only the masked text): from the first of `roots` whose work tree still has that content at
+    `path`, else from the first whose git objects hold the blob (asked of any folder: where
+    there is no repository, or git refuses one another user owns, it answers nothing). None
+    when none has it (a database copied to another machine)."""
+    for root in roots:
+        try:
+            data = (root / path).read_bytes()
+            if blob_id(data) == sha:
+                return decode(data)
+        except (OSError, UnicodeDecodeError):
+            pass
+    for root in roots:
         done = subprocess.run(
             ["git", "-C", str(root), "cat-file", "blob", sha], capture_output=True, check=False
         )
@@ -381,8 +383,16 @@ def check_ref(rev: str) -> None:
         raise UsageError(
             f"--at takes HEAD, a full commit sha or a unique hex prefix of 4 digits or more "
             f"(git's shortest), not {shown_value(rev)}",
-            hint=f"use `git rev-parse {rev}` to get its sha" if rev.strip() else "pass a sha",
+            hint=_at_hint(rev),
         )
+
+
+def _at_hint(rev: str) -> str:
+    if re.fullmatch(r"[0-9a-fA-F]{1,3}", rev):
+        return "give at least 4 digits of the sha"
+    if rev.strip() and len(rev) <= 100 and rev.isprintable():
+        return f"use `git rev-parse {rev}` to get its sha"
+    return "pass a sha"
 
 
 def resolve_commit(root: Path, rev: str) -> str:

@@ -4,11 +4,8 @@ each with its citation."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
-
-from pix.output.shown import unrevealed_warnings
 
 if TYPE_CHECKING:  # (pix.query imports this module)
     from pix.output.shown import ShownFile
@@ -57,17 +54,6 @@ def shown_lines(res: Result) -> tuple[int, int] | None:
         return first, first + line_count(res.text) - 1
     assert res.end_line is not None
     return first - line_count(res.context_before), res.end_line + line_count(res.context_after)
-
-
-def warn_unrevealed(
-    files: Iterable[tuple[str, ShownFile]], reveal: bool, warnings: list[str]
-) -> None:
-    """With `reveal`: say which files holding a secret are shown masked all the same (no
-    original here)."""
-    if reveal:
-        warnings.extend(
-            unrevealed_warnings(p for p, f in files if f.original is None and f.has_secrets)
-        )
 
 
 def hydrate(

@@ -42,10 +42,6 @@ class ShownFile:
                 self.found.setdefault(line, []).append((seq, kind))
 
     @property
-    def has_secrets(self) -> bool:
-        return bool(self.found)
-
-    @property
     def line_count(self) -> int:
         return len(self.masked)
 
@@ -75,20 +71,30 @@ class Redactions:
     def __init__(self, reveal: bool = False) -> None:
         self.reveal = reveal
         self._seen: dict[tuple[str, int], str] = {}
-        self._still_masked = False  # reveal asked, but some original could not be read
+        # reveal asked, but the original of these files' shown secrets could not be read
+        self._unrevealed: set[str] = set()
 
-    def add(self, blob: str, occurrences: Iterable[Occurrence], shown: ShownFile) -> None:
+    def add(
+        self, blob: str, occurrences: Iterable[Occurrence], shown: ShownFile, path: str
+    ) -> None:
+        """The secrets `occurrences` of file `path` (blob `blob`) that an answer showed some
+        part of."""
         for seq, kind in occurrences:
             self._seen[(blob, seq)] = kind
-            if shown.original is None:
-                self._still_masked = True
+            if self.reveal and shown.original is None:
+                self._unrevealed.add(path)
+
+    def warnings(self) -> list[str]:
+        """With reveal: which files' shown secrets are masked all the same (no original here),
+        as redactionSummary's `masked` says."""
+        return unrevealed_warnings(self._unrevealed)
 
     def summary(self) -> dict:
         by_kind: dict[str, int] = {}
         for kind in self._seen.values():
             by_kind[kind] = by_kind.get(kind, 0) + 1
         return {
-            "masked": not self.reveal or self._still_masked,
+            "masked": not self.reveal or bool(self._unrevealed),
             "total": len(self._seen),
             "byKind": dict(sorted(by_kind.items())),
         }

@@ -277,6 +277,8 @@ WHERE kind IN ('worktree', 'folder') ORDER BY id DESC LIMIT 1
 """
 # The folder the newest snapshot of any kind was indexed in (a database of commits only).
 NEWEST_SNAPSHOT_ROOT = "SELECT root FROM snapshot ORDER BY id DESC LIMIT 1"
+# Every folder the snapshots were indexed in, the newest first.
+SNAPSHOT_ROOTS = "SELECT root FROM snapshot GROUP BY root ORDER BY max(id) DESC"
 SNAPSHOT_FOR_COMMIT = """
 SELECT id, kind, root, commit_sha, branch, dirty, created_at FROM snapshot
 WHERE commit_sha = ? AND (kind = 'commit' OR dirty = 0)
