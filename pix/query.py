@@ -164,9 +164,13 @@ class QueryEngine:
         characters, are kept for the next answer (an MCP server asks about the same files
         again and again)."""
         if reveal:
-            if self._originals is None:
-                self._originals = originals_roots(self.store, self.target)
-            original = scan.read_original(self._originals, path, blob)
+            original = None
+            # Only a file with a masked secret has an original to read (each folder tried
+            # costs a git process).
+            if self.store.conn.execute(sql.SECRETS_OF_BLOB, (blob,)).fetchone():
+                if self._originals is None:
+                    self._originals = originals_roots(self.store, self.target)
+                original = scan.read_original(self._originals, path, blob)
             return self._load(blob, original)
         shown = self._shown.pop(blob, None)
         if shown is None:

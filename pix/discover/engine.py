@@ -223,12 +223,15 @@ def _run(
                 f"({path_sample(stale)}); "
                 "cells over them are incomplete: run `pix index` to include them"
             )
-        warnings.extend(masking.warnings())
         # Inside the read: the excerpts are masked and counted from the same database state
         # the search read (an index and a gc in between would change the secrets).
-        return _response(
+        response = _response(
             req, snapshot, roots, cells, hits, files, narrowings, stale, warnings, started, masking
         )
+        # (the response holds this list) Only once the excerpts are built is it known which
+        # shown secrets stayed masked: a warning read before them was always empty (review).
+        warnings.extend(masking.warnings())
+        return response
 
 
 def _resolve_roots(
