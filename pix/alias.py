@@ -274,9 +274,8 @@ def add_at(
 ) -> dict:
     with opened(db, cwd, write=True) as store:
         saved = add(store, name, spec, force)
-        store.check_not_moved(
-            f"saving alias {shown_value(name)}"
-        )  # (`pix index --rebuild` meanwhile)
+        # (`pix index --rebuild` meanwhile)
+        store.check_not_moved(f"saving alias {shown_value(name)}")
         return saved
 
 

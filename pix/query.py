@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import ClassVar
 
 import apsw
@@ -23,7 +22,7 @@ from pix.errors import (
     shown_value,
 )
 from pix.index import index_repository, locate, open_index
-from pix.ingest import redact, scan
+from pix.ingest import redact
 from pix.ingest.embed import check_identity, model_identity, quantize
 from pix.output.budget import apply_budget
 from pix.output.pathtext import path_sample
@@ -39,10 +38,10 @@ from pix.retrieve.route import CHANNELS, Route, route
 from pix.retrieve.search import DEPTH, RRF_K, register_functions, search
 from pix.schemas import JsonRequest, check_text
 from pix.snapshot import (
+    Originals,
     Snapshot,
     changed_files,
     judged_snapshot,
-    originals_roots,
     reindex_command,
     select_snapshot,
     stale_elsewhere,
@@ -107,7 +106,7 @@ class QueryEngine:
         self._embedder = embedder
         self._static = static
         self._shown: dict[str, ShownFile] = {}
-        self._originals: list[Path] | None = None  # snapshot.originals_roots, once
+        self._originals = Originals(self.store, self.target)
         self._shown_chars = 0
         self._counts: tuple[tuple[int, int], tuple[int, int, int], bool] | None = None
         # Candidates per channel: what `pix query` ranks; a workspace may ask fewer of each
@@ -153,7 +152,7 @@ class QueryEngine:
             raise
         register_functions(self.store)
         self._shown.clear()
-        self._originals = None
+        self._originals = Originals(self.store, self.target)
         self._shown_chars = 0
         self._counts = None
         self.warm.drop()
@@ -164,17 +163,10 @@ class QueryEngine:
         characters, are kept for the next answer (an MCP server asks about the same files
         again and again)."""
         if reveal:
-            original = None
-            # Only a file with a masked secret has an original to read (each folder tried
-            # costs a git process).
-            if self.store.conn.execute(sql.SECRETS_OF_BLOB, (blob,)).fetchone():
-                if self._originals is None:
-                    self._originals = originals_roots(self.store, self.target)
-                original = scan.read_original(self._originals, path, blob)
-            return self._load(blob, original)
+            return self._load(blob, path)
         shown = self._shown.pop(blob, None)
         if shown is None:
-            shown = self._load(blob, None)
+            shown = self._load(blob)
             self._shown_chars += shown.chars
         self._shown[blob] = shown  # newest last
         while self._shown_chars > SHOWN_CHARS_KEPT and len(self._shown) > 1:
@@ -182,10 +174,14 @@ class QueryEngine:
             self._shown_chars -= self._shown.pop(oldest).chars
         return shown
 
-    def _load(self, blob: str, original: str | None) -> ShownFile:
+    def _load(self, blob: str, reveal_at: str | None = None) -> ShownFile:
+        """`reveal_at`: the path to read the original from, for --show-secrets; only a file
+        with a masked secret has one to read (each folder tried costs a git process)."""
         conn = self.store.conn
         text = codec.unpack(*conn.execute(search_sql.BLOB_CONTENT, (blob,)).fetchone())
-        return ShownFile(text, conn.execute(sql.SECRETS_OF_BLOB, (blob,)).fetchall(), original)
+        secrets = conn.execute(sql.SECRETS_OF_BLOB, (blob,)).fetchall()
+        revealed = self._originals.read(reveal_at, blob) if reveal_at and secrets else None
+        return ShownFile(text, secrets, revealed)
 
     def answer(self, run: Callable[[], dict]) -> dict:
         """Run one answer; a damaged file surfaces as odd SQL errors, so check it then, and a
@@ -317,11 +313,10 @@ def filter_paths(
     return kept, unmatched
 
 
-def unmatched_warnings(globs: list[str]) -> list[str]:
+def unmatched_warnings(globs: list[str], where: str = "of the snapshot") -> list[str]:
     """One warning per distinct glob (a glob given twice is one mistake), quoted short."""
     return [
-        f"only-path glob {shown_value(g)} matches no file of the snapshot"
-        for g in dict.fromkeys(globs)
+        f"only-path glob {shown_value(g)} matches no file {where}" for g in dict.fromkeys(globs)
     ]
 
 

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field, replace
 
 import apsw
 
-from pix.errors import PixError, UsageError, as_pix_error, shown_value
+from pix.errors import PixError, UsageError, as_pix_error
 from pix.output.budget import apply_budget
 from pix.output.result import Result, hydrate, project, shown_lines
 from pix.output.shown import Redactions
@@ -63,6 +63,7 @@ from pix.query import (
     ranked_list,
     refresh_first,
     retrieve,
+    unmatched_warnings,
 )
 from pix.retrieve import define
 from pix.retrieve.hits import Hit
@@ -348,10 +349,7 @@ def unmatched_anywhere(request: QueryRequest, answers: dict[str, ShardAnswer]) -
     """Warnings for the only-path globs that match no file in any answering repository (one
     that matches in some is how a workspace is narrowed, not a typo)."""
     missing = [g for g in request.only_paths if all(g in a.unmatched for a in answers.values())]
-    return [
-        f"only-path glob {shown_value(g)} matches no file in the repositories that answered"
-        for g in dict.fromkeys(missing if answers else [])
-    ]
+    return unmatched_warnings(missing if answers else [], "in the repositories that answered")
 
 
 def raise_if_none(answers: dict, shards: list[Shard]) -> None:

@@ -166,6 +166,21 @@ def originals_roots(store: Store, target: Target) -> list[Path]:
     return roots
 
 
+class Originals:
+    """--show-secrets' reader of a file's original text: scan.read_original over
+    originals_roots, which are looked up once, at the first file that needs them. Use it
+    inside `store.read()`."""
+
+    def __init__(self, store: Store, target: Target) -> None:
+        self.store, self.target = store, target
+        self._roots: list[Path] | None = None
+
+    def read(self, path: str, sha: str) -> str | None:
+        if self._roots is None:
+            self._roots = originals_roots(self.store, self.target)
+        return scan.read_original(self._roots, path, sha)
+
+
 def _elsewhere(root: str, target: Target) -> str | None:
     if same_folder(root, target.root):
         return None

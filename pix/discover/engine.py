@@ -13,7 +13,6 @@ timeout), so a pattern that backtracks without end stops its cell at the budget.
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -136,7 +135,7 @@ def discover(
         )
     target = replace(locate(cwd, db), tree_here=tree_here)
     store = open_index(target)
-    here = Path(cwd or os.getcwd()).absolute() if roots_here else None
+    here = (Path(cwd) if cwd else Path.cwd()).absolute() if roots_here else None
     try:
         return _run(store, target, req, started, reveal, here)
     except apsw.SQLError:

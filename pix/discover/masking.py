@@ -11,13 +11,11 @@ runs on the masked text.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from pix.discover.verify import Excerpt, excerpt
 from pix.index import Target
-from pix.ingest import scan
 from pix.output.shown import Redactions, ShownFile
-from pix.snapshot import originals_roots
+from pix.snapshot import Originals
 from pix.store import codec, search_sql, sql
 from pix.store.db import Store
 
@@ -29,7 +27,7 @@ class Shown:
         self.store, self.target, self.files, self.reveal = store, target, files, reveal
         self.snippet_length = snippet_length
         self.redactions = Redactions(reveal)
-        self._originals: list[Path] | None = None  # snapshot.originals_roots, once
+        self._originals = Originals(store, target)
 
     def _file(self, sha: str, path: str) -> ShownFile:
         conn = self.store.conn
@@ -37,9 +35,7 @@ class Shown:
         if not (self.reveal and secrets):  # nothing to reveal: no need for the text itself
             return ShownFile("", secrets)
         text = codec.unpack(*conn.execute(search_sql.BLOB_CONTENT, (sha,)).fetchone())
-        if self._originals is None:
-            self._originals = originals_roots(self.store, self.target)
-        return ShownFile(text, secrets, scan.read_original(self._originals, path, sha))
+        return ShownFile(text, secrets, self._originals.read(path, sha))
 
     def excerpts(self, path: str, picked: list[tuple[str, Excerpt]]) -> list[dict]:
         sha = self.files[path][0]
