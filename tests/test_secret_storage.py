@@ -214,6 +214,35 @@ def test_show_secrets_names_only_the_files_it_could_not_reveal_on_one_line(
     ]  # refunds.py holds no secret
 
 
+def test_show_secrets_counts_what_it_revealed_apart_from_what_it_could_not(make_repo, index):
+    """One file's original is read, another's is gone (an uncommitted edit, edited again since
+    it was indexed): the answer holds a live secret and a masked one, and says both (the pack
+    footer said "2 secret(s) masked", the summary only `masked: true`)."""
+    weather = "def dew_point(humidity):\n    # the dew point of the customer's card\n"
+    repo = make_repo({"billing.py": BILLING, "weather.py": weather})
+    write(repo, {"weather.py": weather + f'WEATHER_API_SECRET = "{RANDOM[::-1]}"\n'})
+    index(repo)  # the edit is indexed from the work tree: its blob is in no git object
+    write(repo, {"weather.py": weather})
+    args = ("pack", "the customer's card", "--budget", "4000", "--show-secrets")
+    code, response, err = pix_json(*args, "--json", cwd=repo)
+    assert code == 0, err
+    summary = response["redactionSummary"]
+    assert (summary["total"], summary["revealed"], summary["masked"]) == (2, 1, True)
+    text = json.dumps(response)
+    assert RANDOM in text and RANDOM[::-1] not in text
+    code, out, err = pix(*args, cwd=repo)
+    assert code == 0, err
+    assert "; 1 secret(s) SHOWN UNMASKED, 1 masked" in out + err
+    # without --show-secrets nothing is revealed; with it and every original read, all is
+    code, response, err = pix_json(*args[:-1], "--json", cwd=repo)
+    assert (response["redactionSummary"]["revealed"], response["redactionSummary"]["masked"]) == (
+        0,
+        True,
+    )
+    code, out, err = pix(*args[:-1], cwd=repo)
+    assert "; 2 secret(s) masked" in out + err
+
+
 def test_show_secrets_reads_the_trees_of_several_databases_and_of_bare_commits(
     make_repo, index, tmp_path
 ):

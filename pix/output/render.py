@@ -288,7 +288,11 @@ def pack_summary(response: dict) -> str:
         f"{omitted['lowScore']} low score"
     )
     redacted = response["redactionSummary"]
-    if redacted["total"]:
-        verb = "masked" if redacted["masked"] else "SHOWN UNMASKED"
-        line += f"; {redacted['total']} secret(s) {verb}"
+    total, revealed = redacted["total"], redacted["revealed"]
+    if revealed == total and total:
+        line += f"; {total} secret(s) SHOWN UNMASKED"
+    elif revealed:
+        line += f"; {revealed} secret(s) SHOWN UNMASKED, {total - revealed} masked"
+    elif total:
+        line += f"; {total} secret(s) masked"
     return line

@@ -71,6 +71,8 @@ class Redactions:
     def __init__(self, reveal: bool = False) -> None:
         self.reveal = reveal
         self._seen: dict[tuple[str, int], str] = {}
+        # shown unmasked: reveal asked and the original of the secret's file was read
+        self._revealed: set[tuple[str, int]] = set()
         # reveal asked, but the original of these files' shown secrets could not be read
         self._unrevealed: set[str] = set()
 
@@ -81,8 +83,12 @@ class Redactions:
         part of."""
         for seq, kind in occurrences:
             self._seen[(blob, seq)] = kind
-            if self.reveal and shown.original is None:
+            if not self.reveal:
+                continue
+            if shown.original is None:
                 self._unrevealed.add(path)
+            else:
+                self._revealed.add((blob, seq))
 
     def warnings(self) -> list[str]:
         """With reveal: which files' shown secrets are masked all the same (no original here),
@@ -96,6 +102,9 @@ class Redactions:
         return {
             "masked": not self.reveal or bool(self._unrevealed),
             "total": len(self._seen),
+            # apart from `masked`, which is one flag for the answer: with --show-secrets some
+            # files' originals may be read and others not, and the answer then holds both
+            "revealed": len(self._revealed),
             "byKind": dict(sorted(by_kind.items())),
         }
 
