@@ -233,14 +233,21 @@ def test_show_secrets_counts_what_it_revealed_apart_from_what_it_could_not(make_
     code, out, err = pix(*args, cwd=repo)
     assert code == 0, err
     assert "; 1 secret(s) SHOWN UNMASKED, 1 masked" in out + err
-    # without --show-secrets nothing is revealed; with it and every original read, all is
+    # without --show-secrets nothing is revealed
     code, response, err = pix_json(*args[:-1], "--json", cwd=repo)
-    assert (response["redactionSummary"]["revealed"], response["redactionSummary"]["masked"]) == (
-        0,
-        True,
-    )
+    assert code == 0, err
+    summary = response["redactionSummary"]
+    assert (summary["total"], summary["revealed"], summary["masked"]) == (2, 0, True)
     code, out, err = pix(*args[:-1], cwd=repo)
-    assert "; 2 secret(s) masked" in out + err
+    assert code == 0 and "; 2 secret(s) masked" in out + err
+    # with it and every original read (the indexed edit is back in the work tree), all is
+    write(repo, {"weather.py": weather + f'WEATHER_API_SECRET = "{RANDOM[::-1]}"\n'})
+    code, response, err = pix_json(*args, "--json", cwd=repo)
+    assert code == 0, err
+    summary = response["redactionSummary"]
+    assert (summary["total"], summary["revealed"], summary["masked"]) == (2, 2, False)
+    code, out, err = pix(*args, cwd=repo)
+    assert code == 0 and "; 2 secret(s) SHOWN UNMASKED\n" in out + err
 
 
 def test_show_secrets_reads_the_trees_of_several_databases_and_of_bare_commits(
