@@ -105,4 +105,10 @@ def as_pix_error(exc: BaseException) -> PixError:
             "the database is busy: another process held its lock past the wait; try again",
             hint="PIX_LOCK_TIMEOUT=SECONDS sets how long pix waits; 60 s unless set",
         )
+    if isinstance(exc, FileNotFoundError) and exc.filename == "git":
+        # every git call would say so; one place does (audit: "unexpected FileNotFoundError")
+        return PixError(
+            "git is not installed: pix runs it to list and read repositories",
+            hint="install git, or put it on PATH",
+        )
     return PixError(f"unexpected {type(exc).__name__}: {exc}")

@@ -438,7 +438,8 @@ def retrieve(
             warnings.append(
                 f"{len(changed)} file(s) changed since this snapshot was indexed "
                 f"({path_sample(changed)}); "
-                "run with --refresh or `pix index` to include them"
+                # (said to `pix run` and MCP clients too, which take no --refresh: audit)
+                "`pix index` includes them (so does --refresh on `pix query` and `pix pack`)"
             )
         elif not request.refresh:  # (a refresh skipped for this reason said so already)
             warnings.extend(stale_elsewhere(store, target, snapshot))

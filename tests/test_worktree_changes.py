@@ -7,12 +7,17 @@ it must keep exactly the files the indexer's own listing (`scan.list_worktree`) 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import commit, git, new_repo, write
+from conftest import GIT_ENV, commit, git, new_repo, write
 
 from pix import snapshot
 from pix.errors import UsageError
@@ -266,3 +271,123 @@ def test_another_repositorys_database_kept_inside_the_folder_is_not_its_own(tmp_
         assert refresh_first(engine, request, [], auto=True) == (None, [])
     finally:
         engine.close()
+
+
+NOBODY = 65534
+
+
+def _as_another_user():
+    """How to run pix where a folder cannot be entered: None, as ourselves with the folder
+    closed to us; as root (who enters every folder), a function that makes the child
+    `nobody`, to whom the repository is given; "unusable" where nobody cannot run this
+    Python."""
+    if os.geteuid() != 0:
+        return None
+
+    def drop() -> None:
+        os.setgid(NOBODY)
+        os.setuid(NOBODY)
+
+    try:
+        probe = subprocess.run([sys.executable, "-c", "import pix"], preexec_fn=drop,
+                               capture_output=True, cwd="/")  # fmt: skip
+    except OSError:
+        return "unusable"
+    return drop if probe.returncode == 0 else "unusable"
+
+
+def test_a_file_behind_a_folder_this_user_cannot_enter_is_skipped_unreadable():
+    """Audit: a tracked file in a folder pix may not enter was taken for deleted: no skipped
+    row, the tree 'unchanged', and discover called its words absent after a complete search."""
+    base = Path(tempfile.mkdtemp(prefix="pix-closed-"))
+    try:
+        root = new_repo(
+            base / "repo",
+            {"ok.py": "def ok():\n    pass\n", "closed/c.py": "def closed_fn():\n    pass\n"},
+        )
+        drop = _as_another_user()
+        if drop == "unusable":
+            pytest.skip("cannot run pix as another user here")
+        if drop is not None:
+            for path in [base, *base.rglob("*")]:
+                os.chown(path, NOBODY, NOBODY, follow_symlinks=False)
+            os.chown(root / "closed", 0, 0)
+        (root / "closed").chmod(0o700 if drop is not None else 0o000)
+        env = {**os.environ, **GIT_ENV, "HOME": str(base)}
+
+        def run(*args: str) -> subprocess.CompletedProcess:
+            return subprocess.run(
+                [sys.executable, "-P", "-m", "pix.cli", *args],
+                cwd=root,
+                env=env,
+                preexec_fn=drop,
+                capture_output=True,
+                text=True,
+            )
+
+        done = run("index", "--static-only")
+        assert done.returncode == 0, done.stderr
+        status = json.loads(run("status", "--json").stdout)
+        assert status["workTree"]["changed"] == 0, status
+        found = json.loads(run("discover", "-l", "a=closed_fn", "--json").stdout)
+        [hypothesis] = found["incompleteHypotheses"]  # not evidence of absence
+        [cell] = hypothesis["cells"]
+        assert cell["status"] == "partial" and "closed/c.py (unreadable)" in cell["reason"]
+        (root / "closed").chmod(0o755)
+        with sqlite3.connect(root / ".pix.db") as conn:
+            skipped = conn.execute("SELECT path, reason FROM skipped").fetchall()
+        assert ("closed/c.py", "unreadable") in skipped
+        # once the folder opens, the file is a change, and an index reads it
+        assert json.loads(run("status", "--json").stdout)["workTree"]["changed"] == 1
+    finally:
+        for path in [base, *base.rglob("*")]:
+            if path.is_dir() and not path.is_symlink():
+                path.chmod(0o755)
+        shutil.rmtree(base)
+
+
+def test_without_git_every_command_says_so_in_one_line(tmp_path):
+    """Audit: with no git on PATH, pix index (even of a plain folder) failed with
+    "unexpected FileNotFoundError: [Errno 2] No such file or directory: 'git'"."""
+    (tmp_path / "a.py").write_text("x = 1\n", encoding="utf-8")
+    env = {**os.environ, "PATH": str(tmp_path / "no-bin")}
+    for args in (["index", "--static-only"], ["query", "x"]):
+        done = subprocess.run(
+            [sys.executable, "-P", "-m", "pix.cli", *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 1, done.stderr
+        assert done.stderr.splitlines() == [
+            "pix: error: git is not installed: pix runs it to list and read repositories "
+            "(install git, or put it on PATH)"
+        ]
+
+
+def test_the_stale_warning_of_pix_run_names_what_run_accepts(tmp_path):
+    """Audit: `pix run NAME` said "run with --refresh", and `pix run NAME --refresh` is
+    "No such option". The advice names `pix index`, which brings the snapshot up to date."""
+    root = new_repo(tmp_path / "repo", FILES)
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-P", "-m", "pix.cli", *args],
+            cwd=root,
+            env={**os.environ, **GIT_ENV},
+            capture_output=True,
+            text=True,
+        )
+
+    assert run("index", "--static-only").returncode == 0
+    assert run("alias", "add", "helpers", "helper function", "--file").returncode == 0
+    write(root, {"src/util.py": "def helper():\n    return 3\n"})
+    done = run("run", "helpers")
+    assert done.returncode == 0, done.stderr
+    [warning] = [line for line in done.stderr.splitlines() if "changed since" in line]
+    assert "`pix index` includes them" in warning and "run with --refresh" not in warning
+    assert run("run", "helpers", "--refresh").returncode == 2  # run takes no --refresh
+    assert run("index", "--static-only").returncode == 0
+    done = run("run", "helpers")
+    assert done.returncode == 0 and "changed since" not in done.stderr, done.stderr

@@ -208,6 +208,11 @@ def _stat_entries(root: Path, paths: Iterator[str], excluded: frozenset[str]) ->
     return entries
 
 
+# What a file behind a folder this user cannot enter stats as: a regular file of size 0 and
+# mtime 0, the same at every check until the folder opens.
+UNREACHABLE = os.stat_result((0o100000, 0, 0, 0, 0, 0, 0, 0, 0, 0), {"st_mtime_ns": 0})
+
+
 def _tree_file(rel: str, top: int, folders: dict[str, bool]) -> os.stat_result | None:
     """The stat of a regular file or symlink of the tree (not followed); None for a path git
     lists but the work tree no longer has, for submodule directories and other non-files, and
@@ -216,6 +221,11 @@ def _tree_file(rel: str, top: int, folders: dict[str, bool]) -> os.stat_result |
         return None
     try:
         st = os.stat(rel, dir_fd=top, follow_symlinks=False)
+    except PermissionError:
+        # A folder on its way that this user may not enter (audit): git lists the file, so
+        # it is there. Taken for deleted, it left no trace, and discover called its words
+        # absent; as an empty file that cannot be read it is skipped `unreadable`.
+        return UNREACHABLE
     except OSError:
         return None
     kind = st.st_mode & 0o170000
