@@ -103,7 +103,7 @@ def _resolve_at(store: Store, target: Target, at: str) -> str:
 def _nearest_indexed_ancestor(store: Store, target: Target, sha: str) -> str | None:
     if not target.is_git:
         return None
-    known = {r[0] for r in store.conn.execute(search_sql.INDEXED_COMMITS)}
+    known = {r[0] for r in store.conn.execute(search_sql.QUERYABLE_COMMITS)}
     done = subprocess.run(
         ["git", "-C", str(target.root), "rev-list", "--max-count=2000", sha],
         capture_output=True,

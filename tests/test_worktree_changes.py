@@ -20,7 +20,7 @@ import pytest
 from conftest import GIT_ENV, commit, git, new_repo, write
 
 from pix import snapshot
-from pix.errors import UsageError
+from pix.errors import NotIndexedError, UsageError
 from pix.index import index_repository
 from pix.ingest import scan
 from pix.query import QueryEngine, QueryRequest, refresh_first
@@ -391,3 +391,27 @@ def test_the_stale_warning_of_pix_run_names_what_run_accepts(tmp_path):
     assert run("index", "--static-only").returncode == 0
     done = run("run", "helpers")
     assert done.returncode == 0 and "changed since" not in done.stderr, done.stderr
+
+
+def test_the_nearest_indexed_ancestor_named_is_one_at_can_ask(tmp_path):
+    """Audit: a work tree indexed with uncommitted changes records its commit, which --at
+    refuses (not that commit's content); the hint for a later commit named it all the same."""
+    root = new_repo(tmp_path / "repo", FILES)
+    first = git(root, "rev-parse", "HEAD")
+    write(root, {"src/extra.py": "def extra():\n    return 4\n"})  # untracked: a dirty tree
+    db = tmp_path / "index.db"
+    index_repository(str(root), str(db), embed=False)
+    second = commit(root, "extra")
+
+    def hint_at(sha: str) -> str:
+        engine = QueryEngine(db=str(db), cwd=str(root))
+        try:
+            with engine.store.read(), pytest.raises(NotIndexedError) as caught:
+                select_snapshot(engine.store, engine.target, sha)
+            return caught.value.hint or ""
+        finally:
+            engine.close()
+
+    assert "ancestor" not in hint_at(second)
+    index_repository(str(root), str(db), embed=False, at=first)
+    assert hint_at(second).endswith(f"the nearest indexed ancestor is {first} (not queried)")

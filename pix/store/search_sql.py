@@ -287,3 +287,9 @@ ORDER BY kind = 'commit' DESC, id DESC LIMIT 1
 # A work-tree snapshot at a commit with uncommitted changes: it is not that commit's content.
 DIRTY_SNAPSHOT_AT = "SELECT 1 FROM snapshot WHERE commit_sha = ? AND dirty = 1 LIMIT 1"
 INDEXED_COMMITS = "SELECT DISTINCT commit_sha FROM snapshot WHERE commit_sha IS NOT NULL"
+# The commits --at can ask (SNAPSHOT_FOR_COMMIT's condition): the nearest indexed ancestor a
+# hint names must be one of them, not a dirty work tree's commit (audit).
+QUERYABLE_COMMITS = """
+SELECT DISTINCT commit_sha FROM snapshot
+WHERE commit_sha IS NOT NULL AND (kind = 'commit' OR dirty = 0)
+"""
