@@ -247,11 +247,14 @@ def changed_files(store: Store, target: Target, snapshot: Snapshot) -> list[str]
     # file at the same size (`by_size`); one skipped for its content (binary, minified,
     # generated, ...) may have become text, so a new mtime is a change.
     by_size: set[str] = set()
+    links: set[str] = set()  # a link replaced by a file of its size is a change (audit)
     for path, reason, size, mtime in store.conn.execute(sql.SNAPSHOT_SKIPPED, (snapshot.id,)):
         if reason != "submodule":
             then[path] = (size, mtime, None)
             if reason in SIZE_DECIDES:
                 by_size.add(path)
+            if reason == "symlink":
+                links.add(path)
     if target.is_git:
         now = scan.worktree_stats(root, then, excluded)
     else:
@@ -265,7 +268,7 @@ def changed_files(store: Store, target: Target, snapshot: Snapshot) -> list[str]
         if was is None or size != was[0]:  # added, deleted, or another size
             changed.append(path)
         elif was[2] is None:  # skipped, no blob id
-            if path not in by_size:
+            if path not in by_size or (path in links and not (root / path).is_symlink()):
                 changed.append(path)
         elif size > budget:
             changed.append(path)

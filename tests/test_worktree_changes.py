@@ -218,6 +218,25 @@ def test_a_workspaces_bare_db_entry_named_pix_db_judges_no_folder(tmp_path):
     assert changed(db.parent, db) == sorted(FILES)
 
 
+def test_a_symlink_that_became_a_file_of_its_own_size_is_a_change(tmp_path):
+    """Audit: a link skipped as `symlink` is judged by its size, and a file of the link's
+    size in its place ("z=1\\n" for a link to "a.py") was no change."""
+    root = new_repo(tmp_path / "repo", {"a.py": "def real():\n    pass\n"})
+    (root / "l.py").symlink_to("a.py")
+    commit(root, "link")
+    db = tmp_path / "index.db"
+    index_repository(str(root), str(db), embed=False)
+    assert changed(root, db) == []
+    later(root / "a.py")  # the link's target touched: no change of the link
+    (root / "l.py").unlink()
+    (root / "l.py").symlink_to("a.py")  # the link made again: a new mtime, the same link
+    assert changed(root, db) == []
+    (root / "l.py").unlink()
+    (root / "l.py").write_text("z=1\n", encoding="utf-8")
+    assert os.lstat(root / "l.py").st_size == len("a.py")
+    assert "l.py" in changed(root, db)
+
+
 def test_a_skipped_file_is_judged_by_size_only_when_its_bytes_did_not_skip_it(tmp_path):
     """A binary file may turn into text at the same size (review): a new mtime is a change.
     One skipped for its size is the same file at the same size."""
