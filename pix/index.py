@@ -424,6 +424,8 @@ def _keyword_phase(
                     new_blobs += 1
                 else:
                     widened.append((sha, known, p))
+            if new_blobs:
+                content.mark_cut_here(store)
         batch.clear()
         pending_bytes = 0
 

@@ -102,3 +102,19 @@ def test_a_database_cut_by_a_newer_pix_is_left_as_it_is(tmp_path, embedder):
     assert [row[1] for row in chunks(db)] == before
     with open_store(str(db), create=False) as store:
         assert store.meta(CHUNKER_VERSION_KEY) == newer
+
+
+def test_texts_added_to_a_database_cut_by_a_newer_pix_lower_its_label(tmp_path):
+    """Audit: an older pix storing new texts in a database a newer pix cut kept the newer
+    label, so the newer pix would never cut those texts again. The label goes down to this
+    version: the newer pix then cuts everything again (the test above: nothing added, the
+    label stays)."""
+    repo = new_repo(tmp_path / "repo", {"src/app.py": PY})
+    index_repository(str(repo), embed=False)
+    db = repo / ".pix.db"
+    with open_store(str(db), create=False) as store, store.write():
+        store.set_meta(CHUNKER_VERSION_KEY, str(CHUNKER_VERSION + 1))
+    (repo / "src" / "more.py").write_text("def more():\n    return 2\n", encoding="utf-8")
+    index_repository(str(repo), embed=False)
+    with open_store(str(db), create=False) as store:
+        assert store.meta(CHUNKER_VERSION_KEY) == str(CHUNKER_VERSION)

@@ -176,6 +176,15 @@ def remask_outdated(store) -> int:
     return added
 
 
+def mark_cut_here(store) -> None:
+    """After storing new texts: if a newer pix cut the stored ones (its `chunker.version` is
+    above this one's), the label goes down to this version. A newer pix then cuts every text
+    again at its next index, the ones this pix added included; left alone, the label said
+    they were cut by the newer chunker, and they never would be (audit). Inside the write."""
+    if int(store.meta(CHUNKER_VERSION_KEY) or 1) > CHUNKER_VERSION:
+        store.set_meta(CHUNKER_VERSION_KEY, str(CHUNKER_VERSION))
+
+
 def rechunk_outdated(store, progress=None) -> None:
     """Cut every stored text again if the chunker that cut them is older than this one
     (pix.ingest.chunk.CHUNKER_VERSION; a database without a record is version 1), so an
