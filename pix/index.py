@@ -380,7 +380,7 @@ def _keyword_phase(
             previous_skipped = sorted(conn.execute(sql.SNAPSHOT_SKIPPED, (row[0],)).fetchall())
 
     files: list[tuple[str, str, int, int]] = []  # path, blob, size, mtime
-    skipped: list[tuple[str, str, int, int]] = []
+    skipped: list[tuple[str, str, int, int, str | None]] = []  # path, reason, size, mtime, blob
     to_read: list[scan.Entry] = []
     # Known content at a new path: (blob, stored language, path), masked again if that path's
     # language counts more secrets (pix.store.content.remask_for_path).
@@ -393,13 +393,13 @@ def _keyword_phase(
 
     for entry in listing.entries:
         if (shown := stored_path(entry.path)) != entry.path:
-            skipped.append((shown, "unreadable", entry.size, entry.mtime_ns))
+            skipped.append((shown, "unreadable", entry.size, entry.mtime_ns, None))
         elif entry.submodule:
-            skipped.append((entry.path, "submodule", 0, 0))
+            skipped.append((entry.path, "submodule", 0, 0, None))
         elif entry.symlink:
-            skipped.append((entry.path, "symlink", entry.size, entry.mtime_ns))
+            skipped.append((entry.path, "symlink", entry.size, entry.mtime_ns, None))
         elif entry.size > max_bytes:
-            skipped.append((entry.path, "too_large", entry.size, entry.mtime_ns))
+            skipped.append((entry.path, "too_large", entry.size, entry.mtime_ns, None))
         elif entry.blob_sha and (known := stored(entry.blob_sha)):
             files.append((entry.path, entry.blob_sha, entry.size, entry.mtime_ns))
             widened.append((entry.blob_sha, known, entry.path))
@@ -433,11 +433,14 @@ def _keyword_phase(
     for entry, data in _contents(target.root, listing, to_read):
         progress.advance()
         if data is None:
-            skipped.append((entry.path, "unreadable", entry.size, entry.mtime_ns))
+            skipped.append((entry.path, "unreadable", entry.size, entry.mtime_ns, None))
             continue
         reason = scan.skip_reason(entry.path, data)
         if reason:
-            skipped.append((entry.path, reason, entry.size, entry.mtime_ns))
+            # the blob id lets a touch be judged by content (migration 010); a secret file's
+            # content leaves nothing in the database, not even its hash
+            blob = None if reason == "secret" else entry.blob_sha or scan.blob_id(data)
+            skipped.append((entry.path, reason, entry.size, entry.mtime_ns, blob))
             continue
         sha = entry.blob_sha or scan.blob_id(data)
         files.append((entry.path, sha, entry.size, entry.mtime_ns))
@@ -462,7 +465,7 @@ def _keyword_phase(
         "\n".join(f"{p}\0{b}" for p, b, _, _ in files).encode("utf-8", "surrogateescape")
     ).hexdigest()
     reasons: dict[str, int] = {}
-    for _, reason, _, _ in skipped:
+    for _, reason, *_ in skipped:
         reasons[reason] = reasons.get(reason, 0) + 1
     reasons = dict(sorted(reasons.items()))
 

@@ -248,9 +248,9 @@ def changed_files(store: Store, target: Target, snapshot: Snapshot) -> list[str]
     # generated, ...) may have become text, so a new mtime is a change.
     by_size: set[str] = set()
     links: set[str] = set()  # a link replaced by a file of its size is a change (audit)
-    for path, reason, size, mtime in store.conn.execute(sql.SNAPSHOT_SKIPPED, (snapshot.id,)):
+    for path, reason, size, mtime, sha in store.conn.execute(sql.SNAPSHOT_SKIPPED, (snapshot.id,)):
         if reason != "submodule":
-            then[path] = (size, mtime, None)
+            then[path] = (size, mtime, sha)  # sha: skipped for its bytes (migration 010)
             if reason in SIZE_DECIDES:
                 by_size.add(path)
             if reason == "symlink":

@@ -338,7 +338,7 @@ def test_a_database_of_an_older_pix_keeps_its_skipped_rows_when_migrated(tmp_pat
 
     path = tmp_path / "old.db"
     conn = store_db._connect(path, new=True)
-    store_db._migrate(conn, ["009_skipped_submodule"])  # every migration before it
+    store_db._migrate(conn, ["009_skipped_submodule", "010_skipped_blob"])  # those before 009
     conn.execute(
         "INSERT INTO snapshot(id, kind, root, created_at, fingerprint) "
         "VALUES (1, 'worktree', '/r', '2026-01-01T00:00:00Z', 'f')"
@@ -353,10 +353,10 @@ def test_a_database_of_an_older_pix_keeps_its_skipped_rows_when_migrated(tmp_pat
     try:
         applied = [r[0] for r in store.conn.execute("SELECT name FROM migration ORDER BY name")]
         assert applied == list(known_migrations())
-        store.conn.execute("INSERT INTO skipped VALUES (1, 'lib', 'submodule', 0, 0)")
+        store.conn.execute("INSERT INTO skipped VALUES (1, 'lib', 'submodule', 0, 0, NULL)")
         assert store.conn.execute("SELECT * FROM skipped ORDER BY path").fetchall() == [
-            (1, "big.bin", "binary", 10, 5),
-            (1, "lib", "submodule", 0, 0),
+            (1, "big.bin", "binary", 10, 5, None),  # 010: no blob id until the next index
+            (1, "lib", "submodule", 0, 0, None),
         ]
     finally:
         store.close()

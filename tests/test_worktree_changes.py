@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import GIT_ENV, commit, git, new_repo, write
 
+import pix
 from pix import snapshot
 from pix.errors import NotIndexedError, UsageError
 from pix.index import index_repository
@@ -251,6 +252,31 @@ def test_a_skipped_file_is_judged_by_size_only_when_its_bytes_did_not_skip_it(tm
     assert changed(root, db) == ["blob.dat"]
 
 
+def test_a_file_skipped_for_its_bytes_is_judged_by_content_when_touched(tmp_path):
+    """Audit: a binary or generated file had no blob id, so a `touch`, a checkout there and
+    back or a lock file rewritten with the same bytes counted as a change (the README says
+    they are none). Migration 010 keeps its blob id; a secret file keeps none."""
+    root = new_repo(
+        tmp_path / "repo",
+        {"a.py": "x = 1\n", "logo.png": "\x89PNG\0\0data\n", "package-lock.json": "{}\n"},
+    )
+    db = tmp_path / "index.db"
+    index_repository(str(root), str(db), embed=False)
+    engine = QueryEngine(db=str(db), cwd=str(root))
+    try:
+        rows = dict(engine.store.conn.execute("SELECT path, blob_sha FROM skipped").fetchall())
+    finally:
+        engine.close()
+    assert rows["logo.png"] == git(root, "rev-parse", "HEAD:logo.png")
+    later(root / "logo.png")
+    (root / "package-lock.json").write_text("{}\n", encoding="utf-8")  # the same bytes
+    later(root / "package-lock.json")
+    assert changed(root, db) == []
+    (root / "logo.png").write_bytes(b"\x89PNG\0\0date\n")  # same size, other bytes
+    later(root / "logo.png")
+    assert changed(root, db) == ["logo.png"]
+
+
 def test_past_the_read_budget_a_touched_file_counts_as_changed(tmp_path, monkeypatch):
     """The bytes one check reads are bounded (snapshot.READ_BUDGET): the files read are the
     first in path order, so the answer is the same every time."""
@@ -295,11 +321,11 @@ def test_another_repositorys_database_kept_inside_the_folder_is_not_its_own(tmp_
 NOBODY = 65534
 
 
-def _as_another_user():
-    """How to run pix where a folder cannot be entered: None, as ourselves with the folder
-    closed to us; as root (who enters every folder), a function that makes the child
-    `nobody`, to whom the repository is given; "unusable" where nobody cannot run this
-    Python."""
+def _as_nobody(root: Path):
+    """As root (who enters every folder), a function that makes a child `nobody`, to whom
+    `root` is given; None when the suite runs as another user, who is shut out of a folder
+    by its mode alone. pytest.skip where nobody cannot run this very pix in `root` (a
+    checkout or temp folder nobody may not enter, a user namespace without that uid)."""
     if os.geteuid() != 0:
         return None
 
@@ -307,29 +333,37 @@ def _as_another_user():
         os.setgid(NOBODY)
         os.setuid(NOBODY)
 
+    for path in [root.parent, *root.parent.rglob("*")]:
+        os.chown(path, NOBODY, NOBODY, follow_symlinks=False)
     try:
-        probe = subprocess.run([sys.executable, "-c", "import pix"], preexec_fn=drop,
-                               capture_output=True, cwd="/")  # fmt: skip
-    except OSError:
-        return "unusable"
-    return drop if probe.returncode == 0 else "unusable"
+        probe = subprocess.run(
+            [sys.executable, "-P", "-c", "import pix; print(pix.__file__)"],
+            preexec_fn=drop,
+            capture_output=True,
+            text=True,
+            cwd=root,
+        )
+    except (OSError, subprocess.SubprocessError):
+        pytest.skip("cannot run pix as nobody here")
+    if probe.returncode != 0 or probe.stdout.strip() != pix.__file__:
+        pytest.skip("nobody cannot run this pix here")
+    return drop
 
 
 def test_a_file_behind_a_folder_this_user_cannot_enter_is_skipped_unreadable():
     """Audit: a tracked file in a folder pix may not enter was taken for deleted: no skipped
-    row, the tree 'unchanged', and discover called its words absent after a complete search."""
+    row, the tree 'unchanged', and discover called its words absent after a complete search.
+    Review: at every depth below that folder."""
     base = Path(tempfile.mkdtemp(prefix="pix-closed-"))
     try:
-        root = new_repo(
-            base / "repo",
-            {"ok.py": "def ok():\n    pass\n", "closed/c.py": "def closed_fn():\n    pass\n"},
-        )
-        drop = _as_another_user()
-        if drop == "unusable":
-            pytest.skip("cannot run pix as another user here")
+        files = {
+            "ok.py": "def ok():\n    pass\n",
+            "closed/c.py": "def closed_fn():\n    pass\n",
+            "closed/sub/d.py": "def nested_fn():\n    pass\n",
+        }
+        root = new_repo(base / "repo", files)
+        drop = _as_nobody(root)
         if drop is not None:
-            for path in [base, *base.rglob("*")]:
-                os.chown(path, NOBODY, NOBODY, follow_symlinks=False)
             os.chown(root / "closed", 0, 0)
         (root / "closed").chmod(0o700 if drop is not None else 0o000)
         env = {**os.environ, **GIT_ENV, "HOME": str(base)}
@@ -348,16 +382,17 @@ def test_a_file_behind_a_folder_this_user_cannot_enter_is_skipped_unreadable():
         assert done.returncode == 0, done.stderr
         status = json.loads(run("status", "--json").stdout)
         assert status["workTree"]["changed"] == 0, status
-        found = json.loads(run("discover", "-l", "a=closed_fn", "--json").stdout)
-        [hypothesis] = found["incompleteHypotheses"]  # not evidence of absence
-        [cell] = hypothesis["cells"]
-        assert cell["status"] == "partial" and "closed/c.py (unreadable)" in cell["reason"]
+        for name, path in (("closed_fn", "closed/c.py"), ("nested_fn", "closed/sub/d.py")):
+            found = json.loads(run("discover", "-l", f"a={name}", "--json").stdout)
+            [hypothesis] = found["incompleteHypotheses"]  # not evidence of absence
+            [cell] = hypothesis["cells"]
+            assert cell["status"] == "partial" and f"{path} (unreadable)" in cell["reason"]
         (root / "closed").chmod(0o755)
         with sqlite3.connect(root / ".pix.db") as conn:
             skipped = conn.execute("SELECT path, reason FROM skipped").fetchall()
-        assert ("closed/c.py", "unreadable") in skipped
-        # once the folder opens, the file is a change, and an index reads it
-        assert json.loads(run("status", "--json").stdout)["workTree"]["changed"] == 1
+        assert sorted(skipped) == [("closed/c.py", "unreadable"), ("closed/sub/d.py", "unreadable")]
+        # once the folder opens, its files are a change, and an index reads them
+        assert json.loads(run("status", "--json").stdout)["workTree"]["changed"] == 2
     finally:
         for path in [base, *base.rglob("*")]:
             if path.is_dir() and not path.is_symlink():

@@ -189,7 +189,7 @@ def _stat_entries(root: Path, paths: Iterator[str], excluded: frozenset[str]) ->
     # Relative to one open directory: no Path object per file (this runs before every query,
     # for the stale-index check, over every file of the tree).
     top = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    folders: dict[str, bool] = {}
+    folders: dict[str, object] = {}
     try:
         for rel in paths:
             if is_own_file(rel, excluded):
@@ -198,7 +198,7 @@ def _stat_entries(root: Path, paths: Iterator[str], excluded: frozenset[str]) ->
             if st is not None:
                 is_link = (st.st_mode & 0o170000) == 0o120000
                 entries.append(Entry(rel, st.st_size, st.st_mtime_ns, None, is_link))
-            elif _real_folder(rel.rstrip("/").rpartition("/")[0], top, folders) and (
+            elif _real_folder(rel.rstrip("/").rpartition("/")[0], top, folders) is True and (
                 _is_repository(rel, top)
             ):
                 entries.append(Entry(rel.rstrip("/"), 0, 0, submodule=True))
@@ -210,14 +210,18 @@ def _stat_entries(root: Path, paths: Iterator[str], excluded: frozenset[str]) ->
 
 # What a file behind a folder this user cannot enter stats as: a regular file of size 0 and
 # mtime 0, the same at every check until the folder opens.
+CLOSED = object()  # _real_folder: a folder on the way this user may not enter
 UNREACHABLE = os.stat_result((0o100000, 0, 0, 0, 0, 0, 0, 0, 0, 0), {"st_mtime_ns": 0})
 
 
-def _tree_file(rel: str, top: int, folders: dict[str, bool]) -> os.stat_result | None:
+def _tree_file(rel: str, top: int, folders: dict[str, object]) -> os.stat_result | None:
     """The stat of a regular file or symlink of the tree (not followed); None for a path git
     lists but the work tree no longer has, for submodule directories and other non-files, and
     for a path through a symlinked folder. `folders` caches _real_folder for one listing."""
-    if not _real_folder(rel.rpartition("/")[0], top, folders):
+    folder = _real_folder(rel.rpartition("/")[0], top, folders)
+    if folder is CLOSED:
+        return UNREACHABLE
+    if not folder:
         return None
     try:
         st = os.stat(rel, dir_fd=top, follow_symlinks=False)
@@ -232,11 +236,12 @@ def _tree_file(rel: str, top: int, folders: dict[str, bool]) -> os.stat_result |
     return st if kind in (0o100000, 0o120000) else None
 
 
-def _real_folder(folder: str, top: int, seen: dict[str, bool]) -> bool:
+def _real_folder(folder: str, top: int, seen: dict[str, object]) -> bool | object:
     """Whether `folder` ('' for the top) is reached without a symlink. git never follows one:
     a tracked file whose folder was replaced by a link (to anywhere, outside the repository
     too) is a deleted file to git, and reading it through the link would index what the
-    repository does not hold."""
+    repository does not hold. CLOSED when a folder on the way cannot be entered by this user:
+    whatever lies below is there, unreadable (review: not only one level down)."""
     if not folder:
         return True
     known = seen.get(folder)
@@ -246,6 +251,8 @@ def _real_folder(folder: str, top: int, seen: dict[str, bool]) -> bool:
             known = (st.st_mode & 0o170000) == 0o040000 and _real_folder(
                 folder.rpartition("/")[0], top, seen
             )
+        except PermissionError:
+            known = CLOSED
         except OSError:
             known = False
         seen[folder] = known
@@ -287,7 +294,7 @@ def _at(top: int) -> Callable[[str, int], int]:
     return lambda path, flags: os.open(path, flags, dir_fd=top)
 
 
-def _size_mtime(rel: str, top: int, folders: dict[str, bool]) -> tuple[int, int] | None:
+def _size_mtime(rel: str, top: int, folders: dict[str, object]) -> tuple[int, int] | None:
     st = _tree_file(rel, top, folders)
     return None if st is None else (st.st_size, st.st_mtime_ns)
 
@@ -330,7 +337,7 @@ def worktree_stats(
     reader = threading.Thread(target=lambda: listed.append(proc.communicate()), daemon=True)
     reader.start()
     top = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    folders: dict[str, bool] = {}
+    folders: dict[str, object] = {}
     try:
         stats = {path: _size_mtime(path, top, folders) for path in known}
         reader.join()

@@ -74,7 +74,9 @@ SELECT EXISTS (
 """
 COMMIT_SNAPSHOT = "SELECT id FROM snapshot WHERE kind = 'commit' AND commit_sha = ?"
 SNAPSHOT_FILES = "SELECT path, blob_sha, size, mtime_ns FROM snapshot_file WHERE snapshot_id = ?"
-SNAPSHOT_SKIPPED = "SELECT path, reason, size, mtime_ns FROM skipped WHERE snapshot_id = ?"
+SNAPSHOT_SKIPPED = (
+    "SELECT path, reason, size, mtime_ns, blob_sha FROM skipped WHERE snapshot_id = ?"
+)
 INSERT_SNAPSHOT = """
 INSERT INTO snapshot(kind, root, commit_sha, branch, dirty, created_at, fingerprint)
 VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -98,7 +100,7 @@ UPDATE snapshot_file SET recent_commits = :commits WHERE snapshot_id = :snapshot
 INSERT_PATH = "INSERT INTO path(path) VALUES (?) ON CONFLICT(path) DO NOTHING RETURNING id"
 INSERT_PATH_TERM = "INSERT OR IGNORE INTO path_term(term, path_id) VALUES (?, ?)"
 INSERT_SKIPPED = """
-INSERT INTO skipped(snapshot_id, path, reason, size, mtime_ns) VALUES (?, ?, ?, ?, ?)
+INSERT INTO skipped(snapshot_id, path, reason, size, mtime_ns, blob_sha) VALUES (?, ?, ?, ?, ?, ?)
 """
 # A new work-tree snapshot replaces the previous one of the same root; blobs stay for `pix gc`.
 DELETE_OLDER_WORKTREE_SNAPSHOTS = """
