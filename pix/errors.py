@@ -92,6 +92,14 @@ class ConflictError(PixError):
     code = "conflict"
 
 
+def git_missing() -> PixError:
+    """What pix says when there is no git to run."""
+    return PixError(
+        "git is not installed: pix runs it to list and read repositories",
+        hint="install git, or put it on PATH",
+    )
+
+
 def as_pix_error(exc: BaseException) -> PixError:
     """The one-line error a front end (CLI, MCP) reports for any exception."""
     import apsw
@@ -106,9 +114,7 @@ def as_pix_error(exc: BaseException) -> PixError:
             hint="PIX_LOCK_TIMEOUT=SECONDS sets how long pix waits; 60 s unless set",
         )
     if isinstance(exc, FileNotFoundError) and exc.filename == "git":
-        # every git call would say so; one place does (audit: "unexpected FileNotFoundError")
-        return PixError(
-            "git is not installed: pix runs it to list and read repositories",
-            hint="install git, or put it on PATH",
-        )
+        # any git call may be the first to find it missing (audit: this was "unexpected
+        # FileNotFoundError")
+        return git_missing()
     return PixError(f"unexpected {type(exc).__name__}: {exc}")

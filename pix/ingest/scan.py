@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pix.errors import NotIndexedError, PixError, UsageError, shown_value
+from pix.errors import NotIndexedError, UsageError, git_missing, shown_value
 from pix.ingest.redact import unmasked_private_key
 
 DEFAULT_MAX_BYTES = 1 << 20
@@ -90,7 +90,7 @@ def git(root: Path, *args: str, input: bytes | None = None) -> bytes:
             ["git", "-C", str(root), *args], input=input, capture_output=True, check=False
         )
     except FileNotFoundError:
-        raise PixError("git is not installed") from None
+        raise git_missing() from None
     if done.returncode != 0:
         raise UsageError(f"git {args[0]} failed: {done.stderr.decode(errors='replace').strip()}")
     return done.stdout
@@ -331,7 +331,7 @@ def worktree_stats(
             ["git", "-C", str(root), *_LS_FILES], stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
     except FileNotFoundError:
-        raise PixError("git is not installed") from None
+        raise git_missing() from None
     listed: list[tuple[bytes, bytes]] = []
     # A thread drains git's pipe meanwhile: a full pipe (64 KiB, ~1,500 paths) would stop it.
     reader = threading.Thread(target=lambda: listed.append(proc.communicate()), daemon=True)
