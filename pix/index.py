@@ -425,7 +425,7 @@ def _keyword_phase(
                 else:
                     widened.append((sha, known, p))
             if new_blobs:
-                content.mark_cut_here(store)
+                content.mark_cut_here(conn)
         batch.clear()
         pending_bytes = 0
 

@@ -118,3 +118,21 @@ def test_texts_added_to_a_database_cut_by_a_newer_pix_lower_its_label(tmp_path):
     index_repository(str(repo), embed=False)
     with open_store(str(db), create=False) as store:
         assert store.meta(CHUNKER_VERSION_KEY) == str(CHUNKER_VERSION)
+
+
+def test_texts_masked_again_in_a_database_cut_by_a_newer_pix_lower_its_label(tmp_path):
+    """Review: content already stored, found again at a config path, is masked again and cut
+    again by this pix's chunker, which must lower the label as new texts do."""
+    secret = "db_password: Tr0ub4dor3xyz\n"
+    repo = new_repo(tmp_path / "repo", {"notes/staging.md": secret})
+    index_repository(str(repo), embed=False)
+    db = repo / ".pix.db"
+    with open_store(str(db), create=False) as store, store.write():
+        store.set_meta(CHUNKER_VERSION_KEY, str(CHUNKER_VERSION + 1))
+        before = store.conn.execute("SELECT id FROM chunk").fetchall()
+    (repo / "deploy").mkdir()
+    (repo / "deploy" / "staging.txt").write_text(secret, encoding="utf-8")  # the same blob
+    index_repository(str(repo), embed=False)
+    with open_store(str(db), create=False) as store:
+        assert store.conn.execute("SELECT id FROM chunk").fetchall() != before  # cut again
+        assert store.meta(CHUNKER_VERSION_KEY) == str(CHUNKER_VERSION)

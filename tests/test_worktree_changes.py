@@ -360,12 +360,19 @@ def test_a_file_behind_a_folder_this_user_cannot_enter_is_skipped_unreadable():
             "ok.py": "def ok():\n    pass\n",
             "closed/c.py": "def closed_fn():\n    pass\n",
             "closed/sub/d.py": "def nested_fn():\n    pass\n",
+            "linked/sub/e.py": "def linked_fn():\n    pass\n",
         }
         root = new_repo(base / "repo", files)
+        # a folder replaced by a link to a folder nobody may enter: its files are deleted, as
+        # git sees them, not unreadable (review)
+        shutil.rmtree(root / "linked")
+        (base / "private").mkdir()
+        (root / "linked").symlink_to(base / "private")
         drop = _as_nobody(root)
-        if drop is not None:
-            os.chown(root / "closed", 0, 0)
-        (root / "closed").chmod(0o700 if drop is not None else 0o000)
+        for closed in (root / "closed", base / "private"):
+            if drop is not None:
+                os.chown(closed, 0, 0)
+            closed.chmod(0o700 if drop is not None else 0o000)
         env = {**os.environ, **GIT_ENV, "HOME": str(base)}
 
         def run(*args: str) -> subprocess.CompletedProcess:
@@ -390,7 +397,11 @@ def test_a_file_behind_a_folder_this_user_cannot_enter_is_skipped_unreadable():
         (root / "closed").chmod(0o755)
         with sqlite3.connect(root / ".pix.db") as conn:
             skipped = conn.execute("SELECT path, reason FROM skipped").fetchall()
-        assert sorted(skipped) == [("closed/c.py", "unreadable"), ("closed/sub/d.py", "unreadable")]
+        assert sorted(skipped) == [
+            ("closed/c.py", "unreadable"),
+            ("closed/sub/d.py", "unreadable"),
+            ("linked", "symlink"),
+        ]
         # once the folder opens, its files are a change, and an index reads them
         assert json.loads(run("status", "--json").stdout)["workTree"]["changed"] == 2
     finally:

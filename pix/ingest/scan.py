@@ -246,15 +246,17 @@ def _real_folder(folder: str, top: int, seen: dict[str, object]) -> bool | objec
         return True
     known = seen.get(folder)
     if known is None:
-        try:
-            st = os.stat(folder, dir_fd=top, follow_symlinks=False)
-            known = (st.st_mode & 0o170000) == 0o040000 and _real_folder(
-                folder.rpartition("/")[0], top, seen
-            )
-        except PermissionError:
-            known = CLOSED
-        except OSError:
-            known = False
+        # The folders above first: a stat of this one goes through them, and through a link
+        # among them to a folder this user may not enter it would read as CLOSED (review)
+        known = _real_folder(folder.rpartition("/")[0], top, seen)
+        if known is True:
+            try:
+                st = os.stat(folder, dir_fd=top, follow_symlinks=False)
+                known = (st.st_mode & 0o170000) == 0o040000
+            except PermissionError:
+                known = CLOSED
+            except OSError:
+                known = False
         seen[folder] = known
     return known
 

@@ -137,6 +137,7 @@ def remask_blob(conn: apsw.Connection, blob_id: int, language: str) -> int:
     conn.execute(sql.INSERT_TRIGRAMS, (blob_id, masked.text))
     _insert_secrets(conn, blob_id, masked.secrets, seq)
     _store_chunks(conn, blob_id, masked.text, path or "", stored)
+    mark_cut_here(conn)
     return len(masked.secrets)
 
 
@@ -176,13 +177,15 @@ def remask_outdated(store) -> int:
     return added
 
 
-def mark_cut_here(store) -> None:
-    """After storing new texts: if a newer pix cut the stored ones (its `chunker.version` is
-    above this one's), the label goes down to this version. A newer pix then cuts every text
-    again at its next index, the ones this pix added included; left alone, the label said
-    they were cut by the newer chunker, and they never would be (audit). Inside the write."""
-    if int(store.meta(CHUNKER_VERSION_KEY) or 1) > CHUNKER_VERSION:
-        store.set_meta(CHUNKER_VERSION_KEY, str(CHUNKER_VERSION))
+def mark_cut_here(conn: apsw.Connection) -> None:
+    """After cutting texts with this pix's chunker (new ones, or stored ones masked again): if
+    a newer pix cut the others (its `chunker.version` is above this one's), the record goes
+    down to this version. A newer pix then cuts every text again at its next index, these
+    included; left alone, the record said they were cut by the newer chunker, and they never
+    would be (audit). Inside the write."""
+    conn.execute(
+        sql.LOWER_CHUNKER_VERSION, {"key": CHUNKER_VERSION_KEY, "version": str(CHUNKER_VERSION)}
+    )
 
 
 def rechunk_outdated(store, progress=None) -> None:

@@ -99,6 +99,13 @@ UPDATE snapshot_file SET recent_commits = :commits WHERE snapshot_id = :snapshot
 # A path not seen before gets an id (RETURNING gives none for a known one) and then its terms.
 INSERT_PATH = "INSERT INTO path(path) VALUES (?) ON CONFLICT(path) DO NOTHING RETURNING id"
 INSERT_PATH_TERM = "INSERT OR IGNORE INTO path_term(term, path_id) VALUES (?, ?)"
+# Texts cut by this pix stored in a database a newer pix cut (its chunker version recorded
+# above this one's): the record goes down to this version, so the newer pix cuts every text
+# again, these included (pix.store.content.mark_cut_here).
+LOWER_CHUNKER_VERSION = """
+UPDATE meta SET value = :version
+WHERE key = :key AND CAST(value AS INTEGER) > CAST(:version AS INTEGER)
+"""
 INSERT_SKIPPED = """
 INSERT INTO skipped(snapshot_id, path, reason, size, mtime_ns, blob_sha) VALUES (?, ?, ?, ?, ?, ?)
 """
