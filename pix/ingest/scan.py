@@ -208,9 +208,9 @@ def _stat_entries(root: Path, paths: Iterator[str], excluded: frozenset[str]) ->
     return entries
 
 
-# What a file behind a folder this user cannot enter stats as: a regular file of size 0 and
-# mtime 0, the same at every check until the folder opens.
 CLOSED = object()  # _real_folder: a folder on the way this user may not enter
+# What a file behind such a folder stats as: a regular file of size 0 and mtime 0, the same at
+# every check until the folder opens.
 UNREACHABLE = os.stat_result((0o100000, 0, 0, 0, 0, 0, 0, 0, 0, 0), {"st_mtime_ns": 0})
 
 
