@@ -17,9 +17,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import GIT_ENV, commit, git, new_repo, write
+from conftest import GIT_ENV, commit, git, new_repo, pix, write
 
-import pix
+import pix as pix_package
 from pix import snapshot
 from pix.errors import NotIndexedError, UsageError
 from pix.index import index_repository
@@ -345,7 +345,7 @@ def _as_nobody(root: Path):
         )
     except (OSError, subprocess.SubprocessError):
         pytest.skip("cannot run pix as nobody here")
-    if probe.returncode != 0 or probe.stdout.strip() != pix.__file__:
+    if probe.returncode != 0 or probe.stdout.strip() != pix_package.__file__:
         pytest.skip("nobody cannot run this pix here")
     return drop
 
@@ -415,17 +415,10 @@ def test_without_git_every_command_says_so_in_one_line(tmp_path):
     """Audit: with no git on PATH, pix index (even of a plain folder) failed with
     "unexpected FileNotFoundError: [Errno 2] No such file or directory: 'git'"."""
     (tmp_path / "a.py").write_text("x = 1\n", encoding="utf-8")
-    env = {**os.environ, "PATH": str(tmp_path / "no-bin")}
     for args in (["index", "--static-only"], ["query", "x"]):
-        done = subprocess.run(
-            [sys.executable, "-P", "-m", "pix.cli", *args],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-        )
-        assert done.returncode == 1, done.stderr
-        assert done.stderr.splitlines() == [
+        code, _, err = pix(*args, cwd=tmp_path, env={"PATH": str(tmp_path / "no-bin")})
+        assert code == 1, err
+        assert err.splitlines() == [
             "pix: error: git is not installed: pix runs it to list and read repositories "
             "(install git, or put it on PATH)"
         ]
@@ -435,27 +428,17 @@ def test_the_stale_warning_of_pix_run_names_what_run_accepts(tmp_path):
     """Audit: `pix run NAME` said "run with --refresh", and `pix run NAME --refresh` is
     "No such option". The advice names `pix index`, which brings the snapshot up to date."""
     root = new_repo(tmp_path / "repo", FILES)
-
-    def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, "-P", "-m", "pix.cli", *args],
-            cwd=root,
-            env={**os.environ, **GIT_ENV},
-            capture_output=True,
-            text=True,
-        )
-
-    assert run("index", "--static-only").returncode == 0
-    assert run("alias", "add", "helpers", "helper function", "--file").returncode == 0
+    assert pix("index", "--static-only", cwd=root)[0] == 0
+    assert pix("alias", "add", "helpers", "helper function", "--file", cwd=root)[0] == 0
     write(root, {"src/util.py": "def helper():\n    return 3\n"})
-    done = run("run", "helpers")
-    assert done.returncode == 0, done.stderr
-    [warning] = [line for line in done.stderr.splitlines() if "changed since" in line]
+    code, _, err = pix("run", "helpers", cwd=root)
+    assert code == 0, err
+    [warning] = [line for line in err.splitlines() if "changed since" in line]
     assert "`pix index` includes them" in warning and "run with --refresh" not in warning
-    assert run("run", "helpers", "--refresh").returncode == 2  # run takes no --refresh
-    assert run("index", "--static-only").returncode == 0
-    done = run("run", "helpers")
-    assert done.returncode == 0 and "changed since" not in done.stderr, done.stderr
+    assert pix("run", "helpers", "--refresh", cwd=root)[0] == 2  # run takes no --refresh
+    assert pix("index", "--static-only", cwd=root)[0] == 0
+    code, _, err = pix("run", "helpers", cwd=root)
+    assert code == 0 and "changed since" not in err, err
 
 
 def test_the_nearest_indexed_ancestor_named_is_one_at_can_ask(tmp_path):
