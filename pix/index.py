@@ -424,8 +424,6 @@ def _keyword_phase(
                     new_blobs += 1
                 else:
                     widened.append((sha, known, p))
-            if new_blobs:
-                content.mark_cut_here(conn)
         batch.clear()
         pending_bytes = 0
 
@@ -435,14 +433,14 @@ def _keyword_phase(
         if data is None:
             skipped.append((entry.path, "unreadable", entry.size, entry.mtime_ns, None))
             continue
+        sha = entry.blob_sha or scan.blob_id(data)
         reason = scan.skip_reason(entry.path, data)
         if reason:
             # the blob id lets a touch be judged by content (migration 010); a secret file's
             # content leaves nothing in the database, not even its hash
-            blob = None if reason == "secret" else entry.blob_sha or scan.blob_id(data)
+            blob = None if reason == "secret" else sha
             skipped.append((entry.path, reason, entry.size, entry.mtime_ns, blob))
             continue
-        sha = entry.blob_sha or scan.blob_id(data)
         files.append((entry.path, sha, entry.size, entry.mtime_ns))
         if sha in seen_in_run:
             continue

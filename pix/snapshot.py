@@ -246,15 +246,12 @@ def changed_files(store: Store, target: Target, snapshot: Snapshot) -> list[str]
     # skipped file has no blob id: one skipped for its size or for being a link is the same
     # file at the same size (`by_size`); one skipped for its content (binary, minified,
     # generated, ...) may have become text, so a new mtime is a change.
-    by_size: set[str] = set()
-    links: set[str] = set()  # a link replaced by a file of its size is a change (audit)
+    by_size: dict[str, str] = {}  # path -> its reason
     for path, reason, size, mtime, sha in store.conn.execute(sql.SNAPSHOT_SKIPPED, (snapshot.id,)):
         if reason != "submodule":
             then[path] = (size, mtime, sha)  # sha: skipped for its bytes (migration 010)
             if reason in SIZE_DECIDES:
-                by_size.add(path)
-            if reason == "symlink":
-                links.add(path)
+                by_size[path] = reason
     if target.is_git:
         now = scan.worktree_stats(root, then, excluded)
     else:
@@ -268,7 +265,9 @@ def changed_files(store: Store, target: Target, snapshot: Snapshot) -> list[str]
         if was is None or size != was[0]:  # added, deleted, or another size
             changed.append(path)
         elif was[2] is None:  # skipped, no blob id
-            if path not in by_size or (path in links and not (root / path).is_symlink()):
+            # (a link replaced by a file of the link's size is a change: audit)
+            reason = by_size.get(path)
+            if reason is None or (reason == "symlink" and not (root / path).is_symlink()):
                 changed.append(path)
         elif size > budget:
             changed.append(path)

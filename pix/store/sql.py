@@ -101,7 +101,7 @@ INSERT_PATH = "INSERT INTO path(path) VALUES (?) ON CONFLICT(path) DO NOTHING RE
 INSERT_PATH_TERM = "INSERT OR IGNORE INTO path_term(term, path_id) VALUES (?, ?)"
 # Texts cut by this pix stored in a database a newer pix cut (its chunker version recorded
 # above this one's): the record goes down to this version, so the newer pix cuts every text
-# again, these included (pix.store.content.mark_cut_here).
+# again, these included (pix.store.content._mark_cut_here).
 LOWER_CHUNKER_VERSION = """
 UPDATE meta SET value = :version
 WHERE key = :key AND CAST(value AS INTEGER) > CAST(:version AS INTEGER)
