@@ -8,6 +8,8 @@ Exit codes (every command):
 
 from __future__ import annotations
 
+import os
+
 EXIT_OK = 0
 EXIT_UNEXPECTED = 1
 EXIT_USAGE = 2
@@ -100,6 +102,14 @@ def git_missing() -> PixError:
     )
 
 
+def _cwd_is_gone() -> bool:
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return True
+    return False
+
+
 def as_pix_error(exc: BaseException) -> PixError:
     """The one-line error a front end (CLI, MCP) reports for any exception."""
     import apsw
@@ -117,4 +127,12 @@ def as_pix_error(exc: BaseException) -> PixError:
         # any git call may be the first to find it missing (audit: this was "unexpected
         # FileNotFoundError")
         return git_missing()
+    if isinstance(exc, FileNotFoundError) and _cwd_is_gone():
+        # a shell left in a folder that was then deleted: os.getcwd() fails wherever pix
+        # first asks, with no file name to say (this was "unexpected FileNotFoundError")
+        return UsageError(
+            "the current folder no longer exists (it was deleted or moved after the shell "
+            "entered it)",
+            hint="cd to a folder that exists, or name the repository as PATH or --cwd",
+        )
     return PixError(f"unexpected {type(exc).__name__}: {exc}")

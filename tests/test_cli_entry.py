@@ -47,3 +47,19 @@ def test_a_second_db_is_refused_by_commands_of_one_database(tmp_path):
             "by query, pack, discover and status)\n"
         ), command
     assert not (tmp_path / "a.db").exists() and not (tmp_path / "b.db").exists()
+
+
+def test_a_deleted_current_folder_is_a_one_line_error(tmp_path):
+    # A shell left in a folder deleted behind it: every command said "unexpected
+    # FileNotFoundError" with nothing to act on.
+    gone = tmp_path / "gone"
+    for args in (["status"], ["query", "x"], ["index", "--quiet"], ["query", "x", "--json"]):
+        gone.mkdir()
+        shell = f'cd "{gone}" && rmdir "{gone}" && exec "$0" -m pix "$@"'
+        done = run("sh", "-c", shell, sys.executable, *args, cwd=tmp_path)
+        assert done.returncode == 2, (args, done.stderr)
+        if "--json" in args:
+            assert '"bad_input"' in done.stdout and "no longer exists" in done.stdout
+        else:
+            assert done.stderr.startswith("pix: error: the current folder no longer exists")
+            assert len(done.stderr.splitlines()) <= 2 and "Traceback" not in done.stderr
