@@ -18,15 +18,12 @@ import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from functools import cache
-
-import jsonschema
 
 from pix.errors import UsageError, shown_value
 from pix.index import locate, open_index
 from pix.ingest import scan
 from pix.query import MAX_QUERY_CHARS, TOP_MAX, TOP_MIN, QueryEngine, QueryRequest, check_request
-from pix.schemas import bundled, first_problem
+from pix.schemas import first_problem, validator
 from pix.store.db import Store, now_iso
 
 SPEC_SCHEMA = "alias.v1.json"
@@ -53,16 +50,10 @@ LIST_HINT = "pix alias list shows the saved ones"
 # --- schemas -------------------------------------------------------------------------------
 
 
-@cache
-def _validator(ref: str) -> jsonschema.protocols.Validator:
-    schema = bundled(ref)
-    return jsonschema.validators.validator_for(schema)(schema)
-
-
 def schema_problem(payload: object, ref: str) -> str | None:
     """The first problem of `payload` against the schema at `ref`, in the words that
     pix.schemas.validate uses ("invalid request at <field>: <what>"), or None."""
-    return first_problem(_validator(ref), payload)
+    return first_problem(validator(ref), payload)
 
 
 # --- names and specs -----------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """`pix mcp`: pix for agents over the Model Context Protocol (stdio), on the official SDK.
 
 It uses the SDK's low-level `Server` rather than `MCPServer` because the tool input schemas are
-pix's own JSON Schemas (schema/mcp-tools.v1.json, references inlined by pix.alias.bundled),
+pix's own JSON Schemas (schema/mcp-tools.v1.json, references inlined by pix.schemas.bundled),
 not schemas derived from Python signatures: the server validates every call against exactly
 the schema it listed, and refuses unknown fields.
 
@@ -35,6 +35,7 @@ from pix.index import index_repository, locate
 from pix.mcp_wire import serve_stdio
 from pix.pack import PackRequest
 from pix.query import QueryEngine, QueryRequest, other_tree
+from pix.schemas import bundled
 from pix.shards import ShardSet, query_shards
 from pix.snapshot import reindex_command
 from pix.store.db import refuse_unusable
@@ -235,11 +236,9 @@ class PixMcp:
                 types.Tool(
                     name=spec.name,
                     description=spec.description,
-                    input_schema=copy.deepcopy(alias.bundled(_input_ref(spec.name))),
+                    input_schema=copy.deepcopy(bundled(_input_ref(spec.name))),
                     output_schema=(
-                        copy.deepcopy(alias.bundled(output))
-                        if (output := self._output(spec))
-                        else None
+                        copy.deepcopy(bundled(output)) if (output := self._output(spec)) else None
                     ),
                     annotations=types.ToolAnnotations(
                         read_only_hint=spec.read_only,

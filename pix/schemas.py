@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, fields
 from functools import cache
-from typing import Any, ClassVar, Self
-
-import jsonschema
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from pix.errors import SHOWN_VALUE, UsageError, shown_value
 from pix.paths import SCHEMA_DIR
+
+if TYPE_CHECKING:
+    import jsonschema
 
 
 @cache
@@ -54,8 +55,13 @@ def _inline(node: object, doc: str) -> object:
 
 
 @cache
-def _validator(name: str) -> jsonschema.protocols.Validator:
-    schema = bundled(name)
+def validator(ref: str) -> jsonschema.protocols.Validator:
+    """A validator of the schema at `ref` (as `bundled` takes it), built once."""
+    # Imported here: most commands validate nothing (a query from flags), and jsonschema's
+    # import is 0.1 s of every process that loads it.
+    import jsonschema.validators
+
+    schema = bundled(ref)
     cls = jsonschema.validators.validator_for(schema)
     return cls(schema)
 
@@ -91,7 +97,7 @@ def check_text(payload: object, where: str = "") -> None:
 def validate(payload: object, name: str) -> None:
     """Raise UsageError naming the offending field (JSON path) and what is wrong with it."""
     check_text(payload)
-    if problem := first_problem(_validator(name), payload):
+    if problem := first_problem(validator(name), payload):
         raise UsageError(problem)
 
 

@@ -12,10 +12,10 @@ import jsonschema
 import pytest
 from conftest import GEOMETRY, GREETING, commit, pix_json, write
 
-from pix.alias import bundled
 from pix.errors import UsageError
 from pix.gc import gc
 from pix.query import QueryRequest, query
+from pix.schemas import bundled
 from pix.store import open_store
 
 RESPONSE = jsonschema.Draft202012Validator(bundled("gc-response.v1.json"))

@@ -144,7 +144,7 @@ def test_tools_are_listed_with_strict_schemas_from_schema_dir_and_annotations(in
             ), name
             assert hints.open_world_hint is False
             schema = tool.input_schema
-            assert schema == alias.bundled(f"mcp-tools.v1.json#/$defs/{name}")
+            assert schema == bundled(f"mcp-tools.v1.json#/$defs/{name}")
             assert "$ref" not in json.dumps(schema)  # self-contained for any client
             assert objects(schema) and all(
                 o.get("additionalProperties") is False for o in objects(schema)

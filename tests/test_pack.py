@@ -14,11 +14,11 @@ import pytest
 from conftest import git, indexed_repo, pix, pix_json
 from mcp import Client, StdioServerParameters
 
-from pix.alias import bundled
 from pix.output import packet
 from pix.output.tokens import Counter
 from pix.pack import PackRequest, run_pack
 from pix.query import QueryEngine
+from pix.schemas import bundled
 
 RESPONSE = jsonschema.Draft202012Validator(bundled("pack-response.v1.json"))
 
