@@ -514,6 +514,18 @@ from pix import cli_alias, cli_discover  # noqa: E402, F401
 
 
 def main(argv: list[str] | None = None) -> int:
+    """`pix` with `argv`, or as this process's command (the console script, `python -m pix`)
+    when None: then a signal after the answer changes nothing (interrupt.finished)."""
+    try:
+        code = _run(argv)
+    except KeyboardInterrupt:  # between the answer and the return below
+        code = interrupt.report()
+    if argv is None:
+        interrupt.finished()
+    return code
+
+
+def _run(argv: list[str] | None) -> int:
     interrupt.install()
     argv = optional_ray_address(list(sys.argv[1:] if argv is None else argv))
     try:

@@ -185,6 +185,36 @@ def test_sigint_during_a_refreshing_query_exits_130(tmp_path):
     assert_complete(db)
 
 
+def test_a_signal_after_the_answer_changes_nothing(tmp_path):
+    """A Ctrl-C after the answer was printed, while the process shut down, ended it by the
+    signal itself (exit -2, not 130, no line; audit: 2 of 13 tries). An exit hook that sleeps
+    holds the process in its shutdown so the signal lands there every time."""
+    repo = new_repo(tmp_path / "repo", code_files(1, 2))
+    assert pix("index", "--static-only", cwd=repo)[0] == 0
+    slow_exit = (
+        "import atexit, sys, time; atexit.register(time.sleep, 2); "
+        "from pix.cli import main; sys.exit(main())"
+    )
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        proc = subprocess.Popen(
+            [sys.executable, "-P", "-c", slow_exit, "status", "--json"],
+            cwd=repo,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, **GIT_ENV},
+            preexec_fn=default_sigint,
+        )
+        answer = b""
+        while not answer.endswith(b"\n}\n"):  # the whole answer is out (its last line)
+            line = proc.stdout.readline()
+            assert line, proc.communicate()
+            answer += line
+        time.sleep(0.2)  # past the flush: into the exit hook
+        delay, out, err = interrupt(proc, signum)
+        assert (proc.returncode, err) == (0, ""), (signum, proc.returncode, err)
+        assert json.loads(answer)["snapshots"]
+
+
 def rpc(proc: subprocess.Popen, message: dict) -> None:
     assert proc.stdin is not None
     proc.stdin.write((json.dumps(message) + "\n").encode())
