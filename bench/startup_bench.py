@@ -77,7 +77,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--verbose", action="store_true", help="min-max under each median")
     args = parser.parse_args(argv)
-    pythons = args.python or [sys.executable]
+    # Absolute: each child runs in a temporary clone, where a relative path means nothing.
+    pythons = [shutil.which(p) or str(Path(p).absolute()) for p in args.python or [sys.executable]]
     with tempfile.TemporaryDirectory(prefix="pix-startup-") as tmp:
         # The databases are built by the first interpreter and read by all of them: the
         # figures are of the process, not of indexing.

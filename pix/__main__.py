@@ -2,6 +2,6 @@
 
 import sys
 
-from pix.cli import main
+from pix.cli import command
 
-sys.exit(main())
+sys.exit(command())

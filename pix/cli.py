@@ -513,16 +513,26 @@ def pack_cmd(
 from pix import cli_alias, cli_discover  # noqa: E402, F401
 
 
-def main(argv: list[str] | None = None) -> int:
-    """`pix` with `argv`, or as this process's command (the console script, `python -m pix`)
-    when None: then a signal after the answer changes nothing (interrupt.finished)."""
-    try:
-        code = _run(argv)
-    except KeyboardInterrupt:  # between the answer and the return below
-        code = interrupt.report()
-    if argv is None:
-        interrupt.finished()
-    return code
+def main(argv: list[str] | None = None, *, as_command: bool = False) -> int:
+    """`pix` with `argv` (None: this process's arguments). `as_command`: pix is this process's
+    program (`command`), so once the command is done a signal changes nothing
+    (interrupt.finished); a program that calls main() keeps its own signal handling."""
+    code: int | None = None
+    while True:
+        try:
+            if code is None:
+                code = _run(argv)
+            if as_command:
+                interrupt.finished()
+            return code
+        except KeyboardInterrupt:  # between _run's own handling and finished()
+            if code is None:
+                code = interrupt.report()
+
+
+def command() -> int:
+    """The `pix` program: the console script, `python -m pix` and `python -m pix.cli`."""
+    return main(as_command=True)
 
 
 def _run(argv: list[str] | None) -> int:
@@ -564,6 +574,6 @@ def _run(argv: list[str] | None) -> int:
 if __name__ == "__main__":
     # Run as `python -m pix.cli`, this file is `__main__`, and pix/cli_alias.py registered its
     # commands on the `app` of a second copy, `pix.cli`: run that copy.
-    from pix.cli import main as registered_main
+    from pix.cli import command as registered_command
 
-    sys.exit(registered_main())
+    sys.exit(registered_command())

@@ -127,12 +127,11 @@ def as_pix_error(exc: BaseException) -> PixError:
         # any git call may be the first to find it missing (audit: this was "unexpected
         # FileNotFoundError")
         return git_missing()
-    if isinstance(exc, FileNotFoundError) and _cwd_is_gone():
+    if isinstance(exc, FileNotFoundError) and exc.filename is None and _cwd_is_gone():
         # a shell left in a folder that was then deleted: os.getcwd() fails wherever pix
-        # first asks, with no file name to say (this was "unexpected FileNotFoundError")
+        # first asks, and names no file (this was "unexpected FileNotFoundError")
         return UsageError(
-            "the current folder no longer exists (it was deleted or moved after the shell "
-            "entered it)",
-            hint="cd to a folder that exists, or name the repository as PATH or --cwd",
+            "the current folder no longer exists (it was deleted after the shell entered it)",
+            hint="cd to a folder that exists",
         )
     return PixError(f"unexpected {type(exc).__name__}: {exc}")

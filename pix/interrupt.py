@@ -149,10 +149,19 @@ def finished() -> None:
     """The command is done and its answer out: a signal from here to the exit changes nothing.
     Python's own handling would raise KeyboardInterrupt in the interpreter's shutdown, which
     ends the process by the signal itself (exit -2, not 130, no line; an audit saw it 2 times
-    in 13) or prints a traceback from an exit hook."""
-    if threading.current_thread() is threading.main_thread():
-        for signum in _ours:
-            signal.signal(signum, signal.SIG_IGN)
+    in 13) or prints a traceback from an exit hook. A signal caught just before a handler is
+    replaced raises here (signal.signal runs pending handlers): it is dropped, and the
+    replacing goes on until every watched signal is ignored."""
+    while True:
+        try:
+            if threading.current_thread() is not threading.main_thread():
+                return
+            for signum in sorted(_ours):
+                if signal.getsignal(signum) is not signal.SIG_IGN:
+                    signal.signal(signum, signal.SIG_IGN)
+            return
+        except KeyboardInterrupt:
+            continue
 
 
 def _isatty() -> bool:

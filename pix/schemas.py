@@ -58,7 +58,7 @@ def _inline(node: object, doc: str) -> object:
 def validator(ref: str) -> jsonschema.protocols.Validator:
     """A validator of the schema at `ref` (as `bundled` takes it), built once."""
     # Imported here: most commands validate nothing (a query from flags), and jsonschema's
-    # import is 0.1 s of every process that loads it.
+    # import is about 50 ms of every process that loads it.
     import jsonschema.validators
 
     schema = bundled(ref)

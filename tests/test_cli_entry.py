@@ -63,3 +63,19 @@ def test_a_deleted_current_folder_is_a_one_line_error(tmp_path):
         else:
             assert done.stderr.startswith("pix: error: the current folder no longer exists")
             assert len(done.stderr.splitlines()) <= 2 and "Traceback" not in done.stderr
+
+
+def test_a_missing_file_is_not_blamed_on_a_deleted_current_folder(tmp_path):
+    # Only os.getcwd()'s own error names no file; one that names a file is about that file.
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    code = (
+        "from pix.errors import as_pix_error; "
+        "print(as_pix_error(FileNotFoundError(2, 'No such file', '/x/model.onnx')).message); "
+        "print(as_pix_error(FileNotFoundError(2, 'No such file')).message)"
+    )
+    shell = f'cd "{gone}" && rmdir "{gone}" && exec "$0" -P -c "$1"'
+    done = run("sh", "-c", shell, sys.executable, code, cwd=tmp_path)
+    named, unnamed = done.stdout.splitlines()
+    assert "model.onnx" in named and "current folder" not in named
+    assert unnamed.startswith("the current folder no longer exists")

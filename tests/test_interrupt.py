@@ -193,7 +193,7 @@ def test_a_signal_after_the_answer_changes_nothing(tmp_path):
     assert pix("index", "--static-only", cwd=repo)[0] == 0
     slow_exit = (
         "import atexit, sys, time; atexit.register(time.sleep, 2); "
-        "from pix.cli import main; sys.exit(main())"
+        "from pix.cli import command; sys.exit(command())"
     )
     for signum in (signal.SIGINT, signal.SIGTERM):
         proc = subprocess.Popen(
@@ -213,6 +213,21 @@ def test_a_signal_after_the_answer_changes_nothing(tmp_path):
         delay, out, err = interrupt(proc, signum)
         assert (proc.returncode, err) == (0, ""), (signum, proc.returncode, err)
         assert json.loads(answer)["snapshots"]
+
+
+def test_a_program_that_calls_main_keeps_its_own_signal_handling(tmp_path):
+    """Only the `pix` program stops watching signals when it is done: a program that embeds
+    pix and calls main() must still get its KeyboardInterrupt afterwards (review)."""
+    host = (
+        "import signal, sys; sys.argv = ['pix', 'status', '--json']; "
+        "from pix.cli import main; main(); "
+        "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler, "
+        "signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-P", "-c", host], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.stdout.splitlines()[-1] == "True True", done.stdout + done.stderr
 
 
 def rpc(proc: subprocess.Popen, message: dict) -> None:
