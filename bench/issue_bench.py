@@ -17,7 +17,8 @@ heading to the next heading, are left out of everything the issue is searched by
 title counts TITLE_WEIGHT times in the meaning vectors; `images`: pasted screenshots are left out;
 `urls`: a link gives BM25's term selection only the file it points at; and `without outline`:
 the outline step of pix/retrieve/outline.py off; `without tested`: no test lends its score to
-the file it tests, pix/retrieve/tested.py). `--only` runs the variants
+the file it tests, pix/retrieve/tested.py; `without titled`: no bonus for a file the title
+names, pix/retrieve/titled.py). `--only` runs the variants
 named (comma-separated labels). `--limits` reruns the full pipeline with other BM25 term caps,
 `--weights` with other weights of the issue route or other values of evidence.py's constants (a
 JSON list of changes: `[{"bm25": 1.5}, {"COMMON_SHARE": 0.02}]`). Databases are devbench's
@@ -43,7 +44,7 @@ from bench import devbench, devcorpora, metrics
 from bench.devbench import ISSUE_COLUMNS, ISSUELOC_REPOS, Table
 from bench.quality import rank_files
 from pix.query import QueryEngine
-from pix.retrieve import evidence, outline, route, tested
+from pix.retrieve import evidence, outline, route, tested, titled
 from pix.store import search_sql
 
 ALL = evidence.STEPS
@@ -59,6 +60,7 @@ def variants(limits: list[int], weights: list[dict] = ()) -> dict[str, tuple]:
         out[f"without {step}"] = (ALL - {step}, LIMIT, {})
     out["without outline"] = (ALL, LIMIT, {"outline": False})
     out["without tested"] = (ALL, LIMIT, {"tested": False})
+    out["without titled"] = (ALL, LIMIT, {"titled": False})
     out["shape only"] = (frozenset({"shape"}), LIMIT, {})
     for limit in limits:
         if limit != LIMIT:
@@ -77,6 +79,7 @@ COLUMNS = [*ISSUE_COLUMNS, "acc@20"]
 CONSTANTS = {name: getattr(evidence, name) for name in dir(evidence) if name.isupper()}
 OUTLINE_SHAPES = outline.SHAPES
 TESTED_WEIGHT = tested.WEIGHT
+TITLED_WEIGHT = titled.WEIGHT
 
 
 def set_steps(steps: frozenset, limit: int, weights: dict | None = None) -> None:
@@ -89,6 +92,10 @@ def set_steps(steps: frozenset, limit: int, weights: dict | None = None) -> None
     # with that weight
     lend = weights.pop("tested", True)
     tested.WEIGHT = TESTED_WEIGHT if lend is True else float(lend)
+    # "titled": False runs without the titled-file step (pix/retrieve/titled.py), a number
+    # with that weight
+    named = weights.pop("titled", True)
+    titled.WEIGHT = TITLED_WEIGHT if named is True else float(named)
     for name, value in CONSTANTS.items():
         setattr(evidence, name, weights.get(name, value))
     evidence.STEPS = steps

@@ -29,7 +29,7 @@ from pix.output.pathtext import path_sample
 from pix.output.result import hydrate, project, shown_lines
 from pix.output.shown import Redactions, ShownFile
 from pix.pathglob import glob_regex
-from pix.retrieve import define, history, outline, phrase, refine, tested
+from pix.retrieve import define, history, outline, phrase, refine, tested, titled
 from pix.retrieve.evidence import embed_query, embed_static
 from pix.retrieve.hits import Hit
 from pix.retrieve.knn import WarmVectors
@@ -501,9 +501,9 @@ def retrieve(
 
 
 def ranked_list(engine: QueryEngine, request: QueryRequest, found: Retrieval) -> list[Hit]:
-    """The ranked list the request's mode shows: chunks, or files with the outline and
-    tested-file steps (pix/retrieve/outline.py, tested.py). Inside the read that retrieved
-    `found`."""
+    """The ranked list the request's mode shows: chunks, or files with the outline,
+    tested-file and titled-file steps (pix/retrieve/outline.py, tested.py, titled.py). Inside
+    the read that retrieved `found`."""
     ranked = arrange(found.hits, request.mode == "file")
     if request.mode != "file":
         return ranked
@@ -511,6 +511,8 @@ def ranked_list(engine: QueryEngine, request: QueryRequest, found: Retrieval) ->
         ranked = _outlined(engine, request.query, found.route.shape, ranked)
     if tested.enabled(request.priors):
         ranked = tested.lend(ranked)
+    if titled.enabled(request.channels, found.route.shape):
+        ranked = titled.lift_titled(request.query, ranked)
     return ranked
 
 

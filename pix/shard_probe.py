@@ -33,7 +33,7 @@ import numpy as np
 
 from pix.ingest.terms import query_terms
 from pix.query import QueryEngine, QueryRequest, query_vectors
-from pix.retrieve import component, define, lift, outline, phrase, rank, tested
+from pix.retrieve import component, define, lift, outline, phrase, rank, tested, titled
 from pix.retrieve.route import route
 from pix.retrieve.search import fts_query
 from pix.shard_factors import MEANING
@@ -172,7 +172,8 @@ def ceiling(probe: ShardProbe, request: QueryRequest) -> float:
     """The most a chunk or file of the probed shard can score for this request, in the
     fusion's units: rank 1 in every channel that has candidates there, the largest standing-out
     bonus, file evidence (pix.retrieve.rank.ceiling), an issue report's outline bonus (pix.
-    retrieve.outline) and a test's lent score (pix.retrieve.tested). Priors only shrink
+    retrieve.outline), a test's lent score (pix.retrieve.tested) and the bonus of a file an
+    issue report's title names (pix.retrieve.titled). Priors only shrink
     scores. A shard where the definition or phrase step lifts a chunk exceeds it: such a
     shard is always ranked (`lifts`)."""
     r = route(request.query, request.channels)
@@ -183,10 +184,16 @@ def ceiling(probe: ShardProbe, request: QueryRequest) -> float:
     if not component.names(request.query):  # nor a component channel with no component
         weights[component.CHANNEL] = 0.0
     most = lift.unit(rank.ceiling(weights), request.fusion)
-    # A file gains its outline bonus, then a test's score, the test's own outline bonus in it.
+    # A file gains its outline bonus, then a test's score, the test's own outline bonus in it,
+    # then a share of the first file's score (all of that) if the title names it.
     lent = tested.lend_weight(request.mode, request.priors)
     outlined = outline.most_share(request.mode, request.channels, r.shape, lent)
-    return most * (1.0 + tested.most_share(request.mode, request.priors) + outlined)
+    titled_share = titled.most_share(request.mode, request.channels, r.shape)
+    return (
+        most
+        * (1.0 + tested.most_share(request.mode, request.priors) + outlined)
+        * (1.0 + titled_share)
+    )
 
 
 def to_rank(

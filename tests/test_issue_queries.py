@@ -11,7 +11,7 @@ import pytest
 from conftest import indexed_repo
 
 from pix.query import QueryEngine, QueryRequest
-from pix.retrieve import evidence
+from pix.retrieve import evidence, titled
 from pix.retrieve.route import shape_of
 
 CART = '''"""The shopping cart: items, coupons and the total a customer pays."""
@@ -386,7 +386,12 @@ def shop_with_about(tmp_path_factory, embedder):
     yield from shop_engine(tmp_path_factory, embedder, "about", {"shop/about.py": ABOUT})
 
 
-def test_an_environment_report_does_not_pull_in_the_file_that_prints_it(shop_with_about):
+def test_an_environment_report_does_not_pull_in_the_file_that_prints_it(
+    shop_with_about, monkeypatch
+):
+    # The environment step alone: the title names the cart, and the titled-file step
+    # (pix/retrieve/titled.py) would put cart.py first either way.
+    monkeypatch.setattr(titled, "WEIGHT", 0.0)
     with_step = files(ask(shop_with_about, REPORTED, mode="file"))
     with without_step("environment"):
         without = files(ask(shop_with_about, REPORTED, mode="file"))

@@ -15,7 +15,7 @@ from conftest import indexed_in_place
 
 from pix.ingest.static import StaticEmbedder
 from pix.query import QueryRequest, query
-from pix.retrieve import outline, tested
+from pix.retrieve import outline, tested, titled
 from pix.retrieve.hits import Hit
 
 
@@ -234,3 +234,28 @@ def test_a_file_and_the_test_that_lends_to_it_stay_within_the_ceiling_together()
         1 + tested.most_share("file", True) + outline.most_share("file", None, "issue", lent)
     )
     assert 0.9 * bound < total <= bound * (1 + 1e-9)  # (pix/shards.py allows rounding too)
+
+
+def test_a_file_the_title_names_stays_within_the_ceiling_with_the_other_steps():
+    """The titled-file step after the outline and tested steps, at their most: the report's
+    title ("... a table ...") names pkg/tables.py, the first file, which gains WEIGHT x its own
+    score; the ceiling's share (pix/shard_probe.py) holds it and is not slack."""
+    most = 1.0
+    files = [
+        hit("pkg/tables.py", "0", most),
+        replace(hit("tests/test_tables.py", "1", 0.3), role="test"),
+    ]
+    files += [hit(f"pkg/m{i:02}.py", str(i), most) for i in range(2, outline.OUTLINE_TOP)]
+    names = {str(i): ["pad", "trim"] for i in range(outline.OUTLINE_TOP)}
+    names["0"] = names["1"] = ["visit_table", "depart_table", "visit_multirow_cell"]
+    steps = outline.lift_outlines(Names(names), StaticEmbedder(), REPORT, "issue", files)
+    out = titled.lift_titled(REPORT, tested.lend(steps))
+    first = out[0]
+    assert first.path == "pkg/tables.py" and first.rank["titled"] > 0
+    lent = tested.lend_weight("file", True)
+    bound = (
+        most
+        * (1 + tested.most_share("file", True) + outline.most_share("file", None, "issue", lent))
+        * (1 + titled.most_share("file", None, "issue"))
+    )
+    assert 0.9 * bound < first.score <= bound * (1 + 1e-9)

@@ -12,7 +12,7 @@ from conftest import GEOMETRY, TABLES, WEATHER, new_repo
 
 from pix.index import index_repository
 from pix.query import QueryRequest
-from pix.retrieve import outline, tested
+from pix.retrieve import outline, tested, titled
 from pix.retrieve.route import route
 from pix.shard_probe import STAGE, ceiling, probe
 from pix.shards import ShardSet, merge, query_shards, shard_ranking
@@ -93,22 +93,29 @@ def test_no_score_exceeds_its_shards_ceiling(workspace, fusion, mode):
         "a salt of 300 characters the result is wrong:\n\n```\nTraceback (most recent call "
         'last):\n  File "auth/hashes.py", line 12, in hash_password_3\nValueError: salt\n```\n'
     )
+    # The same report without its traceback: its title names auth/hashes.py, which the
+    # titled-file step lifts (a frame in the file would leave the step out).
+    untraced = "Hashing fails with a long salt\n\n" + "A salt of 300 characters is wrong.\n" * 12
     shards = ShardSet(load_workspace(workspace))
     nearest = 0.0
+    titled_seen = False
     try:
-        for query in [*QUERIES, report]:
+        for query in [*QUERIES, report, untraced]:
             request = QueryRequest(query=query, mode=mode, top=10, no_content=True, fusion=fusion)
             for name, engine in shards.engines.items():
                 seen = probe(engine, request)
                 if seen.lifts:
                     continue
                 bound = ceiling(seen, request)
-                scores = [hit.score for hit in shard_ranking(engine, request).ranked]
+                ranked = shard_ranking(engine, request).ranked
+                titled_seen |= any("titled" in hit.rank for hit in ranked)
+                scores = [hit.score for hit in ranked]
                 assert max(scores, default=0.0) <= bound, (query, name)
                 nearest = max([nearest] + [s / bound for s in scores])
     finally:
         shards.close()
     assert nearest > 0.3
+    assert titled_seen == (mode == "file")
 
 
 def test_shards_left_out_by_their_ceiling_change_no_answer(workspace):
@@ -191,10 +198,11 @@ def test_a_question_one_repository_answers_ranks_fewer_shards(workspace):
         staged.close()
 
 
-def test_an_issue_reports_file_ceiling_allows_the_outline_and_tested_steps(workspace):
+def test_an_issue_reports_file_ceiling_allows_the_outline_tested_and_titled_steps(workspace):
     """In file mode an issue report's files gain an outline bonus and a test's lent score (its
-    own outline bonus in it) after the ranking stage: the ceiling allows both at their most
-    (pix/retrieve/outline.py, tested.py), and a chunk-mode ceiling allows neither."""
+    own outline bonus in it) after the ranking stage, then a share of the first file's score
+    if the title names them: the ceiling allows all three at their most (pix/retrieve/
+    outline.py, tested.py, titled.py), and a chunk-mode ceiling allows none."""
     report = "Hashing fails with a long salt\n\n```\nValueError: salt\n```\n" + "When I hash. " * 40
     shards = ShardSet(load_workspace(workspace))
     try:
@@ -208,4 +216,6 @@ def test_an_issue_reports_file_ceiling_allows_the_outline_and_tested_steps(works
     assert route(report, None).shape == "issue"  # so the outline step runs on it
     lent = outline.most_share("file", None, "issue", tested.WEIGHT)  # both outline bonuses
     assert lent > 0
-    assert by_mode["file"] == pytest.approx(by_mode["chunk"] * (1 + tested.WEIGHT * 0.3 + lent))
+    assert by_mode["file"] == pytest.approx(
+        by_mode["chunk"] * (1 + tested.WEIGHT * 0.3 + lent) * (1 + titled.WEIGHT)
+    )

@@ -662,7 +662,9 @@ def test_a_workspace_explain_adds_up_before_its_factor(tmp_path):
         assert any(r["explain"]["shard"]["factor"] < 1 for r in answer["results"])
         for r in answer["results"]:
             ex = r["explain"]
-            bonuses = sum(ex["rank"].get(k, 0.0) for k in ("evidence", "outline", "tested"))
+            bonuses = sum(
+                ex["rank"].get(k, 0.0) for k in ("evidence", "outline", "tested", "titled")
+            )
             own = ex["score"] / ex["shard"]["factor"]
             assert ex["prior"] >= 0
             assert ex["prior"] * ex["fused"] + bonuses == pytest.approx(own, rel=1e-3, abs=1e-5)

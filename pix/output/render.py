@@ -149,6 +149,8 @@ def explain_line(item: dict) -> str:
         parts.append(f"outline +{rank['outline']:.4f}")
     if rank.get("tested"):  # pix/retrieve/tested.py: a test of this file matched
         parts.append(f"its test {shown_path(rank['testedBy'])} +{rank['tested']:.4f}")
+    if rank.get("titled"):  # pix/retrieve/titled.py: an issue report's title names this file
+        parts.append(f"named in the title +{rank['titled']:.4f}")
     return "   explain: " + "; ".join(parts) + "\n"
 
 

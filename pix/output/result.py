@@ -129,13 +129,16 @@ def project(res: Result, request: QueryRequest, snapshot: Snapshot, factor: floa
     if request.view == "full":
         out["role"] = res.role
     if request.explain:
-        # The ranking stage's part: standout inside the fused score, evidence, outline and
-        # tested (file mode) on top of the strongest chunk's score, so the prior is that
-        # chunk's score / fused (the repository's own score, before a workspace's factor).
+        # The ranking stage's part: standout inside the fused score, evidence, outline,
+        # tested and titled (file mode) on top of the strongest chunk's score, so the prior
+        # is that chunk's score / fused (the repository's own score, before a workspace's
+        # factor).
         fused = res.explain["fused"]
         rank = {"standout": 0.0, **res.explain["rank"]}
         own = res.score / factor if factor else 0.0
-        chunk_score = own - sum(rank.get(k, 0.0) for k in ("evidence", "outline", "tested"))
+        chunk_score = own - sum(
+            rank.get(k, 0.0) for k in ("evidence", "outline", "tested", "titled")
+        )
         out["explain"] = {
             "score": round(res.score, 6),
             "fused": round(res.explain["fused"], 6),

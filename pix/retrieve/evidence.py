@@ -276,6 +276,15 @@ def _module_paths(name: str) -> list[str]:
     return out
 
 
+def framed_files(ev: Evidence, paths: list[str]) -> set[str]:
+    """The files of `paths` that a traceback frame of the evidence is in, resolved as the
+    evidence channel resolves them (an installed `site-packages/shop/pricing.py` is
+    `src/shop/pricing.py`; a deep frame's file name alone names nothing)."""
+    index = _suffix_index(paths)
+    found = (_resolve(frame.path, index) for frame in ev.frames)
+    return {path for paths_ in found if len(paths_) <= MAX_CANDIDATES for path in paths_}
+
+
 def evidence_files(ev: Evidence, paths: list[str]) -> list[tuple[str, float, int | None]]:
     """Files of `paths` the evidence names: (path, score, a line it names or None), best
     first, ties by path."""

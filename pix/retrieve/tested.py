@@ -53,7 +53,7 @@ _MARKS = frozenset({"test", "tests", "spec", "specs"})
 # File names that say nothing of their own (a package's `__init__`, Rust's `mod`, JS's
 # `index`, a suite's helper): such a test names a subject only with its folder, so
 # `tests/parser/__init__.py` does not test `src/lexer/__init__.py`.
-_GENERIC = frozenset(
+GENERIC_NAMES = frozenset(
     {"init", "mod", "index", "main", "lib", "helper", "helpers", "setup", "utils", "util"}
     | {"common", "conftest", "support", "base"}
 )
@@ -88,7 +88,8 @@ def words(name: str) -> list[str]:
     return [w for piece in _NAME_SEPARATORS.split(name) for w in split_identifier(piece)]
 
 
-def _stem(path: str) -> str:
+def file_stem(path: str) -> str:
+    """A file's name without its extension (`a/b.test.ts` -> b.test; `.eslintrc` stays)."""
     name = path.rsplit("/", 1)[-1]
     return name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
 
@@ -99,7 +100,7 @@ def _folder(path: str) -> str:
 
 def _source_words(path: str) -> tuple[list[str], list[str]]:
     """A source file's path words and its file name's words."""
-    stem = words(_stem(path))
+    stem = words(file_stem(path))
     return [w for folder in path.split("/")[:-1] for w in words(folder)] + stem, stem
 
 
@@ -107,7 +108,7 @@ def test_words(path: str) -> list[str]:
     """What a test file is about: its folders that are not roots, then its name without its
     test marks (`Polly.Core.Tests/Retry/RetryStrategyTests.cs` -> polly core tests retry
     retry strategy). Empty when the name is only marks (`tests/test.py`)."""
-    name = words(_stem(path))
+    name = words(file_stem(path))
     while name and name[0] in _MARKS:
         name = name[1:]
     while name and name[-1] in _MARKS:
@@ -139,7 +140,7 @@ def subjects(test_path: str, sources: dict[str, tuple[list[str], list[str]]]) ->
         if not stem or (same_folder and _folder(path) != _folder(test_path)):
             continue
         tail = _common_tail(path_words, about)
-        if tail < len(stem) + (stem[-1] in _GENERIC):
+        if tail < len(stem) + (stem[-1] in GENERIC_NAMES):
             continue
         if tail > best:
             best, found = tail, [path]
