@@ -282,7 +282,7 @@ def framed_files(ev: Evidence, paths: list[str]) -> set[str]:
     `src/shop/pricing.py`; a deep frame's file name alone names nothing)."""
     index = _suffix_index(paths)
     found = (_resolve(frame.path, index) for frame in ev.frames)
-    return {path for paths_ in found if len(paths_) <= MAX_CANDIDATES for path in paths_}
+    return {path for named in found if len(named) <= MAX_CANDIDATES for path in named}
 
 
 def evidence_files(ev: Evidence, paths: list[str]) -> list[tuple[str, float, int | None]]:
