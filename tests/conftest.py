@@ -57,6 +57,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest as found
 
 
+# Files about other things, as most of a repository is (tests/test_outline.py,
+# test_titled.py): what the files a report is about stand out among.
+OTHER_TOOLS = {
+    f"tools/{name}.py": f"def {name}_start(job):\n    return job.{name}()\n\n\n"
+    f"def {name}_stop(job):\n    return job.stop_{name}()\n"
+    for name in ("upload", "download", "schedule", "notify", "cache", "retry", "login", "backup")
+}
+
+
 # Two small modules (and a question for the first) that several test files index.
 GEOMETRY = '''def circle_area(radius):
     """Area of a circle of the given radius."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from conftest import indexed_in_place
+from conftest import OTHER_TOOLS, indexed_in_place
 
 from pix.ingest.static import StaticEmbedder
 from pix.query import QueryRequest, query
@@ -86,15 +86,8 @@ Traceback (most recent call last):
 ValueError: the tabular environment of a table is not closed
 ```
 """
-# Files about other things, as most of a repository is: the outlines a report's files stand
-# out among.
-OTHERS = {
-    f"tools/{name}.py": f"def {name}_start(job):\n    return job.{name}()\n\n\n"
-    f"def {name}_stop(job):\n    return job.stop_{name}()\n"
-    for name in ("upload", "download", "schedule", "notify", "cache", "retry", "login", "backup")
-}
 FILES = {
-    **OTHERS,
+    **OTHER_TOOLS,  # the outlines a report's files stand out among
     "writers/latex.py": LATEX,
     "writers/html.py": HTML,
     "project/config.py": CONFIG,
@@ -213,12 +206,9 @@ def test_a_bonus_stays_within_the_share_a_workspace_ceiling_allows():
     assert outline.most_share("file", ["bm25"], "issue") == 0.0
 
 
-def test_a_file_and_the_test_that_lends_to_it_stay_within_the_ceiling_together():
-    """The outline and tested steps together, at their most: the first file's score is the
-    most any file scores, its test scores the test prior x that, and only their two outlines
-    match. The workspace ceiling's share (pix/shard_probe.py) holds the file's total and is
-    near it (review: each bonus bounded alone, 2.61 x, was slack; the two z-scores share one
-    set of outlines, so together at most sqrt(2n - 4), 2.2 x)."""
+def at_their_most() -> tuple[float, list[Hit]]:
+    """The outline and tested steps at their most: the first file's score is the most any
+    file scores, its test scores the test prior x that, and only their two outlines match."""
     most = 1.0
     files = [
         hit("pkg/tables.py", "0", most),
@@ -227,7 +217,17 @@ def test_a_file_and_the_test_that_lends_to_it_stay_within_the_ceiling_together()
     files += [hit(f"pkg/m{i:02}.py", str(i), most) for i in range(2, outline.OUTLINE_TOP)]
     names = {str(i): ["pad", "trim"] for i in range(outline.OUTLINE_TOP)}
     names["0"] = names["1"] = ["visit_table", "depart_table", "visit_multirow_cell"]
-    out = tested.lend(outline.lift_outlines(Names(names), StaticEmbedder(), REPORT, "issue", files))
+    steps = outline.lift_outlines(Names(names), StaticEmbedder(), REPORT, "issue", files)
+    return most, tested.lend(steps)
+
+
+def test_a_file_and_the_test_that_lends_to_it_stay_within_the_ceiling_together():
+    """The outline and tested steps together, at their most: the first file's score is the
+    most any file scores, its test scores the test prior x that, and only their two outlines
+    match. The workspace ceiling's share (pix/shard_probe.py) holds the file's total and is
+    near it (review: each bonus bounded alone, 2.61 x, was slack; the two z-scores share one
+    set of outlines, so together at most sqrt(2n - 4), 2.2 x)."""
+    most, out = at_their_most()
     total = next(h.score for h in out if h.path == "pkg/tables.py")
     lent = tested.lend_weight("file", True)
     bound = most * (
@@ -240,16 +240,8 @@ def test_a_file_the_title_names_stays_within_the_ceiling_with_the_other_steps():
     """The titled-file step after the outline and tested steps, at their most: the report's
     title ("... a table ...") names pkg/tables.py, the first file, which gains WEIGHT x its own
     score; the ceiling's share (pix/shard_probe.py) holds it and is not slack."""
-    most = 1.0
-    files = [
-        hit("pkg/tables.py", "0", most),
-        replace(hit("tests/test_tables.py", "1", 0.3), role="test"),
-    ]
-    files += [hit(f"pkg/m{i:02}.py", str(i), most) for i in range(2, outline.OUTLINE_TOP)]
-    names = {str(i): ["pad", "trim"] for i in range(outline.OUTLINE_TOP)}
-    names["0"] = names["1"] = ["visit_table", "depart_table", "visit_multirow_cell"]
-    steps = outline.lift_outlines(Names(names), StaticEmbedder(), REPORT, "issue", files)
-    out = titled.lift_titled(REPORT, tested.lend(steps))
+    most, steps = at_their_most()
+    out = titled.lift_titled(REPORT, steps)
     first = out[0]
     assert first.path == "pkg/tables.py" and first.rank["titled"] > 0
     lent = tested.lend_weight("file", True)

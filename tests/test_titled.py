@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import commit, new_repo, write
+from conftest import OTHER_TOOLS, commit, new_repo, write
 
 from pix.index import index_repository
 from pix.query import QueryRequest, query
@@ -50,13 +50,8 @@ def mock(modules):
     for name in modules:
         install(name)
 '''
-OTHERS = {
-    f"tools/{name}.py": f"def {name}_start(job):\n    return job.{name}()\n\n\n"
-    f"def {name}_stop(job):\n    return job.stop_{name}()\n"
-    for name in ("upload", "download", "schedule", "notify", "cache", "retry", "login", "backup")
-}
 FILES = {
-    **OTHERS,
+    **OTHER_TOOLS,
     "pkg/documenter.py": DOCUMENTER,
     "pkg/mock.py": MOCK,
     # Its name is the title's word too, but it is documentation: the step lifts source only.
