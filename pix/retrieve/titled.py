@@ -22,7 +22,9 @@ Acc@1 / Acc@3 / Acc@5 0.517 / 0.672 / 0.750 -> 0.560 / 0.681 / 0.767, MRR@10 0.7
 five reports first that were second or third (sphinx three, xarray two), none lost from
 first, one a place lower (seaborn's, 3rd -> 4th); WEIGHT 0.15-0.3 all gain (0.543-0.560
 Acc@1). Without the inflection strip 0.543, whole words of the title only (no parts) 0.534.
-Commit subjects and questions never take the issue route, so they do not move.
+With the transformer, on the 98 reports of the seven repositories embedded then: Acc@1 / Acc@5
+0.480 / 0.776 -> 0.500 / 0.796, MRR@10 0.754 -> 0.765. Commit subjects and questions never
+take the issue route, so they do not move.
 """
 
 from __future__ import annotations
