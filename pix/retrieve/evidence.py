@@ -190,14 +190,21 @@ def _add(items: list[str], item: str) -> None:
         items.append(item)
 
 
+def frames(text: str) -> list[Frame]:
+    """The Python traceback frames (`File "x.py", line N, in f`) of a cleaned issue text."""
+    return [
+        Frame(m.group(1).replace("\\", "/"), int(m.group(2)), m.group(3))
+        for m in _FRAME.finditer(text)
+    ]
+
+
 def extract(query: str) -> Evidence:
     """Frames, paths, dotted names and code identifiers of an issue text."""
     query = clean(query)
-    ev = Evidence(title_of(query))
-    for m in _FRAME.finditer(query):
-        ev.frames.append(Frame(m.group(1).replace("\\", "/"), int(m.group(2)), m.group(3)))
-        if m.group(3) and m.group(3).isidentifier():
-            _add(ev.identifiers, m.group(3))
+    ev = Evidence(title_of(query), frames(query))
+    for frame in ev.frames:
+        if frame.function and frame.function.isidentifier():
+            _add(ev.identifiers, frame.function)
     frame_paths = {f.path for f in ev.frames}
     text = _FRAME.sub(" ", query)
     for m in _PATH.finditer(text):
@@ -276,12 +283,12 @@ def _module_paths(name: str) -> list[str]:
     return out
 
 
-def framed_files(ev: Evidence, paths: list[str]) -> set[str]:
-    """The files of `paths` that a traceback frame of the evidence is in, resolved as the
-    evidence channel resolves them (an installed `site-packages/shop/pricing.py` is
+def framed_files(in_frames: list[Frame], paths: list[str]) -> set[str]:
+    """The files of `paths` that one of the traceback frames is in, resolved as the evidence
+    channel resolves them (an installed `site-packages/shop/pricing.py` is
     `src/shop/pricing.py`; a deep frame's file name alone names nothing)."""
     index = _suffix_index(paths)
-    found = (_resolve(frame.path, index) for frame in ev.frames)
+    found = (_resolve(frame.path, index) for frame in in_frames)
     return {path for named in found if len(named) <= MAX_CANDIDATES for path in named}
 
 
