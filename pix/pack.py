@@ -17,14 +17,8 @@ from pix.output import packet
 from pix.output.result import citation
 from pix.output.shown import Redactions
 from pix.output.tokens import UNITS, Counter
-from pix.query import (
-    QueryEngine,
-    QueryRequest,
-    check_request,
-    refresh_first,
-    retrieve,
-    unmatched_warnings,
-)
+from pix.query import QueryEngine, refresh_first, retrieve
+from pix.request import QueryRequest, check_request, unmatched_warnings
 from pix.retrieve import define, lift
 from pix.retrieve.hits import Hit
 from pix.schemas import JsonRequest

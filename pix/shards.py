@@ -55,16 +55,8 @@ from pix.errors import PixError, UsageError, as_pix_error
 from pix.output.budget import apply_budget
 from pix.output.result import Result, hydrate, project, shown_lines
 from pix.output.shown import Redactions
-from pix.query import (
-    SCHEMA_VERSION,
-    QueryEngine,
-    QueryRequest,
-    check_request,
-    ranked_list,
-    refresh_first,
-    retrieve,
-    unmatched_warnings,
-)
+from pix.query import SCHEMA_VERSION, QueryEngine, ranked_list, refresh_first, retrieve
+from pix.request import QueryRequest, check_request, unmatched_warnings
 from pix.retrieve import define
 from pix.retrieve.hits import Hit
 from pix.retrieve.search import RRF_K

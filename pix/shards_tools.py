@@ -29,7 +29,7 @@ from pix.pack import (
     omitted_items,
     project_span,
 )
-from pix.query import check_request
+from pix.request import check_request
 from pix.retrieve import define
 from pix.shards import (
     SHARD_FAILURES,

@@ -381,7 +381,7 @@ def test_a_budget_too_small_for_the_best_chunk_says_so_and_cuts_it(shop):
 
 
 def test_a_query_past_the_limit_is_cut_and_the_packet_echoes_what_was_read(engine):
-    from pix.query import MAX_QUERY_CHARS
+    from pix.request import MAX_QUERY_CHARS
 
     long = "order total " * (MAX_QUERY_CHARS // 12 + 50)
     response = run_pack(engine, PackRequest(query=long, budget=200))

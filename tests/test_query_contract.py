@@ -350,7 +350,7 @@ def test_a_write_lock_held_past_the_wait_is_a_conflict_not_unexpected():
 
 def test_a_query_past_the_limit_is_read_up_to_it_and_says_so():
     # A pasted megabyte of log took a minute (every term looked up, every window embedded).
-    from pix.query import MAX_QUERY_CHARS, check_request
+    from pix.request import MAX_QUERY_CHARS, check_request
 
     request = QueryRequest("word " * (MAX_QUERY_CHARS // 5 + 100), mode="file")
     warnings = check_request(request)
@@ -364,7 +364,7 @@ def test_a_query_past_the_limit_is_read_up_to_it_and_says_so():
 
 
 def test_a_query_empty_within_the_limit_is_empty():
-    from pix.query import MAX_QUERY_CHARS, check_request
+    from pix.request import MAX_QUERY_CHARS, check_request
 
     with pytest.raises(errors.UsageError, match="the query is empty"):
         check_request(QueryRequest(" " * (MAX_QUERY_CHARS + 1) + "retry", mode="file"))

@@ -257,7 +257,7 @@ def test_a_workspace_answer_places_the_definition_asked_for(workspace):
 
 
 def test_a_workspace_packet_echoes_the_query_it_read(workspace):
-    from pix.query import MAX_QUERY_CHARS
+    from pix.request import MAX_QUERY_CHARS
 
     long = (RAIN + " ") * (MAX_QUERY_CHARS // len(RAIN) + 10)
     code, out, err = pix_json(
