@@ -64,6 +64,9 @@ NO_PHRASES = {"channels": [*CHANNELS, DEFINITION]}
 NO_DEFINITIONS = {"channels": [*CHANNELS, PHRASE]}
 FULL: dict[str, dict] = {
     "pix default": {},
+    # The files an agent asking in chunk mode (the CLI's and MCP's default) sees, in the order
+    # of their first chunk among the first CHUNK_DEPTH (bench.quality.rank_chunk_files).
+    "pix, chunk mode": {"chunks": True},
     "dense alone": {"channels": ["dense"]},
     "bm25 alone": {"channels": ["bm25"]},
     "ident alone": {"channels": ["ident"]},
@@ -79,6 +82,7 @@ STATIC: dict[str, dict] = {
     "pix static-only": {},
     # pix/retrieve/refine.py off: the static tier's own answer
     "pix static-only without refinement": {"refine": False},
+    "pix static-only, chunk mode": {"chunks": True},
     "static alone": {"channels": ["static"]},
     "bm25 alone": {"channels": ["bm25"]},
     "pix static-only without priors": {"priors": False},
@@ -256,12 +260,14 @@ WHERE kind = 'commit'
 
 def rank_pix(engine: QueryEngine, query: str, at: str | None = None, **options) -> list[str]:
     """pix's file ranking, as bench.quality asks for it (file mode, top 10), at a commit.
-    `refine=False`: without the transformer reading the best candidates on the spot."""
+    `refine=False`: without the transformer reading the best candidates on the spot;
+    `chunks=True`: the files of a chunk-mode answer, in the order of their first chunk."""
+    rank = quality.rank_chunk_files if options.pop("chunks", False) else quality.rank_files
     if options.pop("refine", True):
-        return quality.rank_files(engine, query, at=at, **options)
+        return rank(engine, query, at=at, **options)
     engine.refine_top, top = 0, engine.refine_top
     try:
-        return quality.rank_files(engine, query, at=at, **options)
+        return rank(engine, query, at=at, **options)
     finally:
         engine.refine_top = top
 

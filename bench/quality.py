@@ -57,6 +57,17 @@ def rank_files(engine: QueryEngine, query: str, top: int = 10, **options) -> lis
     return [r["file"] for r in engine.query(request)["results"]]
 
 
+# How many chunks a chunk-mode answer is read to: twice the files the metrics read (10).
+CHUNK_DEPTH = 20
+
+
+def rank_chunk_files(engine: QueryEngine, query: str, **options) -> list[str]:
+    """The files of a chunk-mode answer (the CLI's and MCP's default mode) in the order of
+    their first chunk among the first CHUNK_DEPTH: which files an agent reading it meets first."""
+    request = QueryRequest(query=query, top=CHUNK_DEPTH, no_content=True, **options)
+    return list(dict.fromkeys(r["path"] for r in engine.query(request)["results"]))
+
+
 def quality(dbs: dict[str, Path]) -> list[tuple[str, str, dict[str, float]]]:
     rows = []
     per_config: dict[str, list] = {name: [] for name in [*CONFIGS, "grep baseline"]}

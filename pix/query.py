@@ -30,7 +30,7 @@ from pix.retrieve import define, history, outline, phrase, refine, tested, title
 from pix.retrieve.evidence import embed_query, embed_static
 from pix.retrieve.hits import Hit
 from pix.retrieve.knn import WarmVectors
-from pix.retrieve.rank import arrange, rescore
+from pix.retrieve.rank import arrange, carried, rescore
 from pix.retrieve.route import Route, route
 from pix.retrieve.search import DEPTH, RRF_K, register_functions, search
 from pix.snapshot import (
@@ -386,19 +386,18 @@ def retrieve(
 
 
 def ranked_list(engine: QueryEngine, request: QueryRequest, found: Retrieval) -> list[Hit]:
-    """The ranked list the request's mode shows: chunks, or files with the outline,
-    tested-file and titled-file steps (pix/retrieve/outline.py, tested.py, titled.py). Inside
-    the read that retrieved `found`."""
-    ranked = arrange(found.hits, request.mode == "file")
-    if request.mode != "file":
-        return ranked
+    """The ranked list the request's mode shows: files with the outline, tested-file and
+    titled-file steps (pix/retrieve/outline.py, tested.py, titled.py), or chunks with each
+    file's strongest chunk scored as its file (rank.carried). Inside the read that retrieved
+    `found`."""
+    files = arrange(found.hits, True)
     if outline.enabled(request.channels, found.route.shape):
-        ranked = _outlined(engine, request.query, found.route.shape, ranked)
+        files = _outlined(engine, request.query, found.route.shape, files)
     if tested.enabled(request.priors):
-        ranked = tested.lend(ranked)
+        files = tested.lend(files)
     if titled.enabled(request.channels, found.route.shape):
-        ranked = titled.lift_titled(request.query, ranked)
-    return ranked
+        files = titled.lift_titled(request.query, files)
+    return files if request.mode == "file" else carried(found.hits, files)
 
 
 def _outlined(engine: QueryEngine, query: str, shape: str, files: list[Hit]) -> list[Hit]:

@@ -186,14 +186,10 @@ def ceiling(probe: ShardProbe, request: QueryRequest) -> float:
     most = lift.unit(rank.ceiling(weights), request.fusion)
     # A file gains its outline bonus, then a test's score, the test's own outline bonus in it,
     # then a share of the first file's score (all of that) if the title names it.
-    lent = tested.lend_weight(request.mode, request.priors)
-    outlined = outline.most_share(request.mode, request.channels, r.shape, lent)
-    titled_share = titled.most_share(request.mode, request.channels, r.shape)
-    return (
-        most
-        * (1.0 + tested.most_share(request.mode, request.priors) + outlined)
-        * (1.0 + titled_share)
-    )
+    lent = tested.lend_weight(request.priors)
+    outlined = outline.most_share(request.channels, r.shape, lent)
+    titled_share = titled.most_share(request.channels, r.shape)
+    return most * (1.0 + tested.most_share(request.priors) + outlined) * (1.0 + titled_share)
 
 
 def to_rank(

@@ -141,16 +141,24 @@ def test_the_step_changes_the_order_it_is_measured_on(repo, monkeypatch):
     [
         ("tables in latex output", {}),  # keywords: not an issue report
         (REPORT, {"channels": ["bm25", "dense", "static"]}),  # channels named: those alone
-        (REPORT, {"mode": "chunk"}),  # chunk mode ranks chunks, not files
     ],
 )
-def test_other_shapes_named_channels_and_chunk_mode_are_left_alone(repo, text, options):
-    options = dict(options)
-    mode = options.pop("mode", "file")
-    request = QueryRequest(query=text, mode=mode, top=5, explain=True, **options)
+def test_other_shapes_and_named_channels_are_left_alone(repo, text, options):
+    request = QueryRequest(query=text, mode="file", top=5, explain=True, **options)
     response = query(request, cwd=str(repo))
     assert response["results"]
     assert all("outline" not in r["explain"]["rank"] for r in response["results"])
+
+
+def test_in_chunk_mode_each_files_strongest_chunk_carries_its_outline_bonus(repo):
+    files = query(QueryRequest(REPORT, mode="file", top=20, explain=True), cwd=str(repo))
+    chunks = query(QueryRequest(REPORT, top=50, explain=True), cwd=str(repo))
+    bonus = {r["file"]: r["explain"]["rank"].get("outline") for r in files["results"]}
+    carrying = [r for r in chunks["results"] if "outline" in r["explain"]["rank"]]
+    assert carrying and any(r["explain"]["rank"]["outline"] > 0 for r in carrying)
+    assert len({r["path"] for r in carrying}) == len(carrying)  # one chunk a file
+    for r in carrying:
+        assert r["explain"]["rank"]["outline"] == bonus[r["path"]]
 
 
 def test_the_same_report_gives_the_same_bytes(repo):
@@ -200,10 +208,9 @@ def test_a_bonus_stays_within_the_share_a_workspace_ceiling_allows():
     names["7"] = ["visit_table", "depart_table", "visit_multirow_cell", "LaTeXTranslator"]
     out = outline.lift_outlines(Names(names), StaticEmbedder(), REPORT, "issue", files)
     bonus = max(h.rank.get("outline", 0.0) for h in out)
-    share = outline.most_share("file", None, "issue")
+    share = outline.most_share(None, "issue")
     assert 0.9 * share < bonus <= share
-    assert outline.most_share("chunk", None, "issue") == 0.0
-    assert outline.most_share("file", ["bm25"], "issue") == 0.0
+    assert outline.most_share(["bm25"], "issue") == 0.0
 
 
 def at_their_most() -> tuple[float, list[Hit]]:
@@ -229,10 +236,8 @@ def test_a_file_and_the_test_that_lends_to_it_stay_within_the_ceiling_together()
     set of outlines, so together at most sqrt(2n - 4), 2.2 x)."""
     most, out = at_their_most()
     total = next(h.score for h in out if h.path == "pkg/tables.py")
-    lent = tested.lend_weight("file", True)
-    bound = most * (
-        1 + tested.most_share("file", True) + outline.most_share("file", None, "issue", lent)
-    )
+    lent = tested.lend_weight(True)
+    bound = most * (1 + tested.most_share(True) + outline.most_share(None, "issue", lent))
     assert 0.9 * bound < total <= bound * (1 + 1e-9)  # (pix/shards.py allows rounding too)
 
 
@@ -244,10 +249,10 @@ def test_a_file_the_title_names_stays_within_the_ceiling_with_the_other_steps():
     out = titled.lift_titled(REPORT, steps)
     first = out[0]
     assert first.path == "pkg/tables.py" and first.rank["titled"] > 0
-    lent = tested.lend_weight("file", True)
+    lent = tested.lend_weight(True)
     bound = (
         most
-        * (1 + tested.most_share("file", True) + outline.most_share("file", None, "issue", lent))
-        * (1 + titled.most_share("file", None, "issue"))
+        * (1 + tested.most_share(True) + outline.most_share(None, "issue", lent))
+        * (1 + titled.most_share(None, "issue"))
     )
     assert 0.9 * bound < first.score <= bound * (1 + 1e-9)

@@ -113,12 +113,12 @@ def corpus(tmp_path_factory, embedder) -> Path:
 def ranked(corpus):
     """ranked(text, mode): the whole ranking (top=100) of a query, asked once per module
     (responses are deterministic; test_the_same_query_twice_gives_identical_json checks it)."""
-    cache: dict[tuple[str, str], dict] = {}
+    cache: dict[tuple[str, str, bool], dict] = {}
 
-    def get(text: str, mode: str) -> dict:
-        if (text, mode) not in cache:
-            cache[(text, mode)] = ask(corpus, text, mode=mode, top=100)
-        return copy.deepcopy(cache[(text, mode)])
+    def get(text: str, mode: str, explain: bool = False) -> dict:
+        if (text, mode, explain) not in cache:
+            cache[(text, mode, explain)] = ask(corpus, text, mode=mode, top=100, explain=explain)
+        return copy.deepcopy(cache[(text, mode, explain)])
 
     return get
 
@@ -149,9 +149,16 @@ def chunk_keys(response: dict) -> list[tuple]:
     return [(where(r), r["startLine"], r["endLine"], r["score"]) for r in response["results"]]
 
 
+def own_score(result: dict) -> float:
+    """A chunk's own score (`explain` asked): chunk mode scores each file's strongest chunk
+    as its file (pix/retrieve/rank.py `carried`), and its explain's rank parts say by how much."""
+    rank = result["explain"]["rank"]
+    return result["score"] - sum(rank.get(k, 0.0) for k in ("evidence", "outline", "tested"))
+
+
 def floor(chunks: dict) -> float:
-    """The weakest candidate's score (the whole ranking of a query, top=100)."""
-    return min(r["score"] for r in chunks["results"])
+    """The weakest candidate's own score (the whole ranking of a query, top=100, explained)."""
+    return min(own_score(r) for r in chunks["results"])
 
 
 def file_evidence(scores: list[float], floor: float) -> float:
@@ -198,11 +205,11 @@ def test_file_mode_returns_each_file_once_without_chunk_fields(corpus, ranked, t
 
 @pytest.mark.parametrize("text", QUERIES)
 def test_file_score_is_the_evidence_of_its_chunks(corpus, ranked, text):
-    chunks = ranked(text, "chunk")
+    chunks = ranked(text, "chunk", explain=True)
     files = ranked(text, "file")
     by_path: dict[str, list[float]] = {}
     for r in chunks["results"]:
-        by_path.setdefault(where(r), []).append(r["score"])
+        by_path.setdefault(where(r), []).append(own_score(r))
     expected = {p: file_evidence(scores, floor(chunks)) for p, scores in by_path.items()}
     top = files["results"][0]["score"]
     for result in files["results"]:
@@ -213,26 +220,31 @@ def test_file_score_is_the_evidence_of_its_chunks(corpus, ranked, text):
     assert [r["score"] for r in files["results"]] == sorted(
         (r["score"] for r in files["results"]), reverse=True
     )
+    # In chunk mode each file's strongest chunk carries the file's score, in file mode's order.
+    carrying = [r for r in chunks["results"] if "evidence" in r["explain"]["rank"]]
+    assert [where(r) for r in carrying] == paths(files)
+    assert [r["score"] for r in carrying] == [r["score"] for r in files["results"]]
 
 
 def test_a_file_whose_strongest_chunk_is_not_its_first(corpus, ranked):
-    chunks = ranked(CELSIUS, "chunk")
+    chunks = ranked(CELSIUS, "chunk", explain=True)
     tables = [r for r in chunks["results"] if where(r) == "src/tables.py"]
     first_chunk = min(tables, key=lambda r: r["startLine"])
-    strongest = max(tables, key=lambda r: r["score"])
+    strongest = max(tables, key=own_score)
     # The fixture does what it claims: several chunks, the strongest is the last function.
     assert len(tables) >= 2
     assert first_chunk["startLine"] == 1
     assert (strongest["startLine"], strongest["endLine"]) == (32, 37)
-    assert strongest["score"] > first_chunk["score"]
+    assert own_score(strongest) > own_score(first_chunk)
 
     files = ranked(CELSIUS, "file")
     result = files["results"][0]
     assert where(result) == "src/tables.py"
     assert result["score"] == pytest.approx(
-        file_evidence([r["score"] for r in tables], floor(chunks)), abs=1e-5
+        file_evidence([own_score(r) for r in tables], floor(chunks)), abs=1e-5
     )
-    assert result["score"] < strongest["score"] + first_chunk["score"]  # the rest is decayed
+    # the rest is decayed
+    assert result["score"] < own_score(strongest) + own_score(first_chunk)
     assert result["text"] == TABLES
 
 
@@ -536,6 +548,9 @@ def test_explain_reports_channels_and_never_changes_ranking(corpus, ranked, mode
     else:
         assert summary["rrfK"] is None
 
+    first: dict[str, dict] = {}  # each path's first chunk: its strongest
+    for result in explained["results"]:
+        first.setdefault(where(result), result)
     for result in explained["results"]:
         info = result["explain"]
         channels = info["channels"]
@@ -554,7 +569,8 @@ def test_explain_reports_channels_and_never_changes_ranking(corpus, ranked, mode
             assert rank["standout"] == 0.0  # DBSF fuses scores already
         chunk_score = info["score"] - rank.get("evidence", 0.0)
         assert chunk_score == pytest.approx(info["fused"] * info["prior"], abs=1e-5)
-        assert ("evidence" in rank) is (mode == "file")
+        # every file has its evidence; in chunk mode its strongest chunk carries it
+        assert ("evidence" in rank) is (mode == "file" or result is first[where(result)])
         assert info["role"] == ("docs" if where(result).endswith((".txt", ".md")) else "source")
 
 
@@ -562,22 +578,22 @@ def test_explain_reports_channels_and_never_changes_ranking(corpus, ranked, mode
 
 
 def test_one_strong_chunk_beats_several_mediocre_chunks(corpus, ranked):
-    chunks = ranked(CELSIUS, "chunk")
-    strong = chunks["results"][0]
+    chunks = ranked(CELSIUS, "chunk", explain=True)
+    strong = max(chunks["results"], key=own_score)
     assert where(strong) == "src/tables.py"
     climate = [r for r in chunks["results"] if where(r) == "src/climate_log.py"]
     assert len(climate) >= 5
     # A summing (or counting) aggregator would put the long file first.
-    assert sum(r["score"] for r in climate) > strong["score"]
+    assert sum(own_score(r) for r in climate) > own_score(strong)
 
     files = ask(corpus, CELSIUS, mode="file", top=2)
     assert paths(files) == ["src/tables.py", "src/climate_log.py"]
-    tables = [r["score"] for r in chunks["results"] if where(r) == "src/tables.py"]
+    tables = [own_score(r) for r in chunks["results"] if where(r) == "src/tables.py"]
     assert files["results"][0]["score"] == pytest.approx(
         file_evidence(tables, floor(chunks)), abs=1e-5
     )
     assert files["results"][1]["score"] == pytest.approx(
-        file_evidence([r["score"] for r in climate], floor(chunks)), abs=1e-5
+        file_evidence([own_score(r) for r in climate], floor(chunks)), abs=1e-5
     )
 
 
@@ -590,7 +606,7 @@ def test_empty_files_are_never_returned(corpus, ranked, mode, text):
 
 
 def test_a_long_file_appears_once_with_its_whole_text(corpus, ranked):
-    chunks = ranked(HUMIDITY, "chunk")
+    chunks = ranked(HUMIDITY, "chunk", explain=True)
     climate = [r for r in chunks["results"] if where(r) == "src/climate_log.py"]
     assert len(climate) == 8
     files = ranked(HUMIDITY, "file")
@@ -599,7 +615,7 @@ def test_a_long_file_appears_once_with_its_whole_text(corpus, ranked):
     assert where(result) == "src/climate_log.py"
     assert result["text"] == CLIMATE
     assert result["score"] == pytest.approx(
-        file_evidence([r["score"] for r in climate], floor(chunks)), abs=1e-5
+        file_evidence([own_score(r) for r in climate], floor(chunks)), abs=1e-5
     )
 
 

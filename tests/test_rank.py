@@ -117,29 +117,73 @@ def hits(repo: Path, text: str, fusion: str = "rrf"):
 
 
 def test_a_file_that_several_chunks_point_to_beats_one_with_a_single_match(repo):
-    chunks = ask(repo, CSV, top=100, explain=True)["results"]
-    single = [r for r in chunks if where(r) == "csv/a_single.py"]
-    double = [r for r in chunks if where(r) == "csv/b_double.py"]
+    chunks = hits(repo, CSV)  # each chunk at its own score
+    single = [h for h in chunks if h.path == "csv/a_single.py"]
+    double = [h for h in chunks if h.path == "csv/b_double.py"]
     # The fixture does what it claims: a_single holds the strongest chunk of all (a file
     # ranked by its strongest chunk would lead), b_double two weaker candidates.
-    assert where(chunks[0]) == "csv/a_single.py"
-    assert len(double) == 2 and max(r["score"] for r in double) < single[0]["score"]
+    assert chunks[0].path == "csv/a_single.py"
+    assert len(double) == 2 and max(h.score for h in double) < single[0].score
 
     files = ask(repo, CSV, mode="file", top=5, explain=True)["results"]
     assert [r["file"] for r in files[:2]] == ["csv/b_double.py", "csv/a_single.py"]
     top = files[0]["explain"]["rank"]
     assert top["chunks"] == 2
     # Evidence: the second chunk's score above the weakest candidate's, times FILE_DECAY.
-    weakest = min(r["score"] for r in chunks)
-    expected = (double[1]["score"] - weakest) * rank.FILE_DECAY
+    weakest = min(h.score for h in chunks)
+    expected = (double[1].score - weakest) * rank.FILE_DECAY
     assert top["evidence"] == pytest.approx(expected, abs=1e-5)
-    assert files[0]["score"] == pytest.approx(double[0]["score"] + top["evidence"], abs=1e-5)
+    assert files[0]["score"] == pytest.approx(double[0].score + top["evidence"], abs=1e-5)
     assert files[1]["explain"]["rank"]["evidence"] == 0
     # A file's score is never below its best chunk's, and stays below twice that: length
     # alone does not make a file lead.
     for r in files:
-        best = max(c["score"] for c in chunks if where(c) == r["file"])
-        assert best <= r["score"] < 2 * best
+        best = max(h.score for h in chunks if h.path == r["file"])
+        assert best - 1e-6 <= r["score"] < 2 * best  # (the response rounds to 6 places)
+
+
+def test_in_chunk_mode_a_files_strongest_chunk_carries_the_files_score(repo):
+    from pix.output.render import explain_line
+
+    files = ask(repo, CSV, mode="file", top=5, explain=True)["results"]
+    chunks = ask(repo, CSV, top=100, explain=True)["results"]
+    # The first chunks name the files in file mode's order: b_double's strongest chunk
+    # leads, though a_single's is stronger on its own (the test above).
+    named = list(dict.fromkeys(where(r) for r in chunks))
+    assert named[:2] == [r["file"] for r in files[:2]] == ["csv/b_double.py", "csv/a_single.py"]
+    lead = chunks[0]
+    assert lead["score"] == pytest.approx(files[0]["score"], abs=1e-5)
+    assert lead["explain"]["rank"] == files[0]["explain"]["rank"]
+    assert lead["explain"]["prior"] == files[0]["explain"]["prior"]
+    assert f"file evidence +{lead['explain']['rank']['evidence']:.4f} (2 chunks)" in explain_line(
+        lead
+    )
+    # The file's other chunk keeps its own score, after a_single's strongest chunk.
+    (second,) = [r for r in chunks[1:] if where(r) == "csv/b_double.py"]
+    assert "evidence" not in second["explain"]["rank"]
+    assert chunks.index(second) > [where(r) for r in chunks].index("csv/a_single.py")
+    assert second["score"] < lead["score"] - lead["explain"]["rank"]["evidence"]
+
+
+def test_carried_scores_each_files_strongest_chunk_as_its_file():
+    def hit(path: str, chunk: int, score: float, sha: str = "b1") -> rank.Hit:
+        return rank.Hit(path, chunk, sha, 1, 2, "function", None, score, score, "source",
+                        "python", {})  # fmt: skip
+
+    chunks = [hit("a.py", 1, 0.9), hit("b.py", 2, 0.8, "b2"), hit("b.py", 3, 0.7, "b2"),
+              hit("c.py", 2, 0.6, "b2")]  # fmt: skip
+    files = [
+        rank.revised(chunks[1], score=1.0, rank={"evidence": 0.2}, copies=("z.py",)),
+        chunks[0],
+    ]
+    out = rank.carried(chunks, files)
+    assert [(h.path, h.chunk_id, h.score) for h in out] == [
+        ("b.py", 2, 1.0), ("a.py", 1, 0.9), ("b.py", 3, 0.7)
+    ]  # fmt: skip
+    # c.py holds b.py's chunk 2 (the same blob): folded into it as chunk mode folds copies;
+    # the file list's copies (other paths of the whole blob) are not the chunk's
+    assert out[0].copies == ("c.py",) and out[0].rank == {"evidence": 0.2}
+    assert out[2].copies == () and out[2].rank == {}
 
 
 def test_a_chunk_far_ahead_in_one_channel_stands_out(repo):

@@ -204,16 +204,18 @@ def test_the_text_explain_line_adds_the_bonus(repo):
     assert f"its test tests/test_coupons.py +{bonus:.4f}" in explain_line(lent)
 
 
-@pytest.mark.parametrize(
-    ("mode", "priors"),
-    [
-        ("file", False),  # no test prior to give back: a test keeps its whole score
-        ("chunk", True),  # chunk mode ranks chunks, not files
-    ],
-)
-def test_no_priors_and_chunk_mode_are_left_alone(repo, mode, priors):
-    results = ask(repo, mode=mode, priors=priors)["results"]
+def test_no_priors_leave_it_alone(repo):
+    # no test prior to give back: a test keeps its whole score
+    results = ask(repo, priors=False)["results"]
     assert results and all("tested" not in r["explain"]["rank"] for r in results)
+
+
+def test_in_chunk_mode_the_tested_files_strongest_chunk_carries_the_lent_score(repo):
+    lent = next(r for r in ask(repo)["results"] if r["file"] == "shop/coupons.py")
+    chunks = ask(repo, mode="chunk")["results"]
+    carrying = [r for r in chunks if "tested" in r["explain"]["rank"]]
+    assert [r["path"] for r in carrying] == ["shop/coupons.py"]
+    assert carrying[0]["explain"]["rank"] == lent["explain"]["rank"]
 
 
 def test_the_same_question_gives_the_same_bytes(repo):

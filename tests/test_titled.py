@@ -130,13 +130,24 @@ def test_the_text_explain_line_adds_the_bonus(repo):
     [
         ("mocked modules and inherited classes", {}),  # keywords: not an issue report
         (REPORT, {"channels": ["bm25", "dense", "static"]}),  # channels named: those alone
-        (REPORT, {"mode": "chunk"}),  # chunk mode ranks chunks, not files
     ],
 )
-def test_other_shapes_named_channels_and_chunk_mode_are_left_alone(repo, text, options):
+def test_other_shapes_and_named_channels_are_left_alone(repo, text, options):
     response = ask(repo, text, **options)
     assert response["results"]
     assert all("titled" not in r["explain"]["rank"] for r in response["results"])
+
+
+def test_in_chunk_mode_the_named_files_strongest_chunk_carries_the_bonus(repo):
+    files = ask(repo)["results"]
+    chunks = ask(repo, mode="chunk", top=20)["results"]
+    carrying = [r for r in chunks if "titled" in r["explain"]["rank"]]
+    assert [r["path"] for r in carrying] == ["pkg/mock.py"]
+    named = next(r for r in files if r["file"] == "pkg/mock.py")
+    assert carrying[0]["explain"]["rank"] == named["explain"]["rank"]
+    assert carrying[0]["score"] == pytest.approx(named["score"], abs=1e-5)
+    # the first chunks name the files in file mode's order
+    assert list(dict.fromkeys(r["path"] for r in chunks))[:2] == [r["file"] for r in files[:2]]
 
 
 def test_the_same_report_gives_the_same_bytes(repo):
@@ -200,10 +211,9 @@ def test_only_sources_among_the_first_files_gain_and_within_the_ceiling_share():
     assert gained == {"pkg/mock.py": pytest.approx(titled.WEIGHT * 1.0)}
     assert out[0].path == "pkg/mock.py"
     # The workspace ceiling's share (pix/shard_probe.py) holds the bonus and is not slack.
-    assert gained["pkg/mock.py"] == pytest.approx(titled.most_share("file", None, "issue") * 1.0)
-    assert titled.most_share("chunk", None, "issue") == 0.0
-    assert titled.most_share("file", ["bm25"], "issue") == 0.0
-    assert titled.most_share("file", None, "question") == 0.0
+    assert gained["pkg/mock.py"] == pytest.approx(titled.most_share(None, "issue") * 1.0)
+    assert titled.most_share(["bm25"], "issue") == 0.0
+    assert titled.most_share(None, "question") == 0.0
 
 
 def test_a_title_that_names_no_file_changes_nothing():

@@ -1,4 +1,4 @@
-"""The outline step (file mode): each of the first files judged as a whole, by its outline.
+"""The outline step: each of the first files judged as a whole, by its outline.
 
 A file's outline is its path and the names its chunks define, in order (`sphinx/domains/
 python.py` then `type_to_xref _parse_annotation _parse_arglist PyXrefMixin.make_xref PyField
@@ -48,16 +48,14 @@ ORDER BY b.sha, c.seq
 """
 
 
-def most_share(
-    request_mode: str, channels: list[str] | None, shape: str, lent: float = 0.0
-) -> float:
+def most_share(channels: list[str] | None, shape: str, lent: float = 0.0) -> float:
     """The most the step adds to a file, and `lent` x what it adds to a test that lends the
     file its score (pix/retrieve/tested.py), as a share of the most a file scores without it
     (a workspace skips a repository by its ceiling, pix/shard_probe.py). Each bonus is
     WEIGHT x the first file's score x z, and over n z-scores (sum 0, sum of squares n) the
     most z_file + lent x z_test can be is sqrt(n (1 + lent^2) - (1 + lent)^2): with the two
     outlines alike and the rest alike; sqrt(n - 1) with lent 0 (Samuelson's inequality)."""
-    if request_mode != "file" or not enabled(channels, shape):
+    if not enabled(channels, shape):
         return 0.0
     n = OUTLINE_TOP
     return WEIGHT * math.sqrt(n * (1 + lent**2) - (1 + lent) ** 2)

@@ -12,12 +12,15 @@ bench/README.md):
   scores: weight x STANDOUT[channel] x max(z, 0) / k, z = (score - mean) / sd of those. A
   clear winner gains, a crowd of near-equal scores gains nothing. DBSF already fuses scores,
   so it is left alone there.
-- File evidence (file mode). A file scores its strongest chunk's score plus, for its next
+- File evidence. A file scores its strongest chunk's score plus, for its next
   chunks (at most FILE_CHUNKS in all), what each scores above the weakest candidate, times
   FILE_DECAY to the power of its place: one excellent chunk still leads, a file that several
   chunks point to beats one with a single lucky chunk, and a long file gains nothing from
   chunks that are candidates only because every chunk is (a small repository: the nearest 200
-  are all of them, and RRF scores them nearly alike).
+  are all of them, and RRF scores them nearly alike). In chunk mode each file's strongest
+  chunk is scored as its file (`carried`): ranked by their own scores, the first chunks named
+  the file with one lucky chunk before the file several chunks point to, and file mode's
+  steps (pix/retrieve/outline.py, tested.py, titled.py) reached only file answers.
 - Copies (both modes). Byte-identical files at several paths (requests' three test certificate
   authorities, PKG-INFO beside egg-info/PKG-INFO) tie in every channel but the path's and would
   fill several places with one text. The best-placed copy stands for all of them and names the
@@ -142,3 +145,13 @@ def fold_copies(hits: list[Hit], files: bool) -> list[Hit]:
 def arrange(hits: list[Hit], files: bool) -> list[Hit]:
     """The ranked list a mode shows: files (by_file) or chunks, each content once."""
     return fold_copies(by_file(hits) if files else hits, files)
+
+
+def carried(hits: list[Hit], files: list[Hit]) -> list[Hit]:
+    """Chunk mode: `hits` (ranked chunks) with each file's strongest chunk scored as its file
+    in `files` (file mode's list, after its steps), each chunk once. A file's other chunks
+    keep their own scores, so the first chunks name the files file mode ranks first, in its
+    order, and a file's further chunks follow where they score."""
+    scored = {(f.chunk_id, f.path): revised(f, copies=()) for f in files}
+    lifted = [scored.get((h.chunk_id, h.path), h) for h in hits]
+    return fold_copies(sorted(lifted, key=order), False)

@@ -1,4 +1,4 @@
-"""The tested-file step (file mode): a test file lends its score to the file it tests.
+"""The tested-file step: a test file lends its score to the file it tests.
 
 Tests are never what "where is X" asks for, so the path prior multiplies them down
 (pix/retrieve/priors.py); yet a test that matches the question well says where the code
@@ -69,17 +69,17 @@ def enabled(priors: bool) -> bool:
     return priors
 
 
-def lend_weight(request_mode: str, priors: bool) -> float:
-    """WEIGHT where the step runs (file mode, with the path priors), else 0."""
-    return WEIGHT if request_mode == "file" and enabled(priors) else 0.0
+def lend_weight(priors: bool) -> float:
+    """WEIGHT where the step runs (with the path priors), else 0."""
+    return WEIGHT if enabled(priors) else 0.0
 
 
-def most_share(request_mode: str, priors: bool) -> float:
+def most_share(priors: bool) -> float:
     """The most the step adds to a file from a test's own chunks, as a share of the most a
     file scores without the outline and tested steps (a workspace skips a repository by its
     ceiling, pix/shard_probe.py): WEIGHT x the test prior x that most. The test's outline
     bonus, which it lends too, is pix.retrieve.outline.most_share's (`lent`)."""
-    return lend_weight(request_mode, priors) * ROLE_FACTORS["test"]
+    return lend_weight(priors) * ROLE_FACTORS["test"]
 
 
 def words(name: str) -> list[str]:

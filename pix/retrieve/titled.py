@@ -1,4 +1,4 @@
-"""The titled-file step (file mode, issue reports): a file the report's title names.
+"""The titled-file step (issue reports): a file the report's title names.
 
 A report's title says in a few words what it is about, and often names the module by its
 subject: "Inherited classes not correctly documented when mocked" (sphinx/ext/autodoc/
@@ -54,11 +54,11 @@ def enabled(channels: list[str] | None, shape: str) -> bool:
     return channels is None and shape in SHAPES
 
 
-def most_share(request_mode: str, channels: list[str] | None, shape: str) -> float:
+def most_share(channels: list[str] | None, shape: str) -> float:
     """The most the step adds to a file, as a share of the most a file scores without it (a
     workspace skips a repository by its ceiling, pix/shard_probe.py): WEIGHT x the first
     file's score, which is at most that."""
-    return WEIGHT if request_mode == "file" and enabled(channels, shape) else 0.0
+    return WEIGHT if enabled(channels, shape) else 0.0
 
 
 def base_form(word: str) -> str:
