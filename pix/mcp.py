@@ -67,7 +67,8 @@ INSTRUCTIONS = (
 MODES_ADVICE = (
     'mode is required. Use "chunk" to find the exact place: a function, class or section, '
     'with its path and line range. Use "file" when you need whole files as context: each file '
-    "appears once, ranked by its best chunk, with its complete text. A text held at several "
+    "appears once, ranked by its best chunk and the evidence of its others, with its complete "
+    "text. In chunk mode each file's best chunk carries that file score. A text held at several "
     "paths is shown once; its copies lists the other paths. Set noContent to true to "
     "get only paths, lines and scores first, then ask again for what you need. "
 )

@@ -1,6 +1,7 @@
 """`pix pack`: the best evidence for a question that fits a token (or character) budget.
 
-request -> the fused chunk ranking of `pix query` (same snapshot, channels and filters) ->
+request -> the fused chunk ranking of `pix query` (same snapshot, channels and filters; each
+chunk at its own score, before chunk mode scores a file's strongest chunk as its file) ->
 selection (pix.output.packet: spread over files, merge adjacent chunks, whole small files,
 cut the last span to fit) -> masked text -> response dict (schema/pack-response.v1.json).
 The CLI, the MCP `pack` tool and tests all call `run_pack`.

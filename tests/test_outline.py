@@ -1,4 +1,4 @@
-"""The outline step (pix/retrieve/outline.py): in file mode, an issue report's first files are
+"""The outline step (pix/retrieve/outline.py): an issue report's first files are
 judged as wholes by their path and defined names, read by the real static tier.
 
 A real repository in a temp dir, indexed for real; the report names no file and no defined

@@ -153,7 +153,8 @@ def own_score(result: dict) -> float:
     """A chunk's own score (`explain` asked): chunk mode scores each file's strongest chunk
     as its file (pix/retrieve/rank.py `carried`), and its explain's rank parts say by how much."""
     rank = result["explain"]["rank"]
-    return result["score"] - sum(rank.get(k, 0.0) for k in ("evidence", "outline", "tested"))
+    parts = ("evidence", "outline", "tested", "titled")
+    return result["score"] - sum(rank.get(k, 0.0) for k in parts)
 
 
 def floor(chunks: dict) -> float:

@@ -69,6 +69,7 @@ def test_static_only_index_searches_by_meaning_at_once(tmp_path):
         response["results"], key=lambda r: r["score"] - r["explain"]["rank"].get("evidence", 0)
     )
     assert strongest["path"] == "weather.py"
+    assert "weather.py" in [r["path"] for r in response["results"][:2]]
     response = tier_query(QueryRequest(AREA, explain=True), repo)
     assert response["results"][0]["path"] == "geometry.py"
     assert "static" in channels(response) and "dense" not in channels(response)

@@ -1,4 +1,4 @@
-"""The tested-file step (pix/retrieve/tested.py): in file mode a test file lends its score to
+"""The tested-file step (pix/retrieve/tested.py): a test file lends its score to
 the source file it tests, found by name among the first files.
 
 The name rules are checked on each ecosystem's layout; the step itself on a real repository

@@ -1,4 +1,4 @@
-"""The titled-file step (pix/retrieve/titled.py): in file mode, a source file whose name is a
+"""The titled-file step (pix/retrieve/titled.py): a source file whose name is a
 word of an issue report's title gains a share of the first file's score.
 
 A real repository in a temp dir, indexed for real with the transformer: the report's body

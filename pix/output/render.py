@@ -140,7 +140,8 @@ def explain_line(item: dict) -> str:
             f"+{ch['contribution']:.4f}"
         )
     # The ranking stage's parts (pix/retrieve/rank.py), so that the line adds up: a clear
-    # lead inside the fused score, and in file mode the file's other chunks after the prior.
+    # lead inside the fused score, and on a file (in chunk mode, its strongest chunk) the
+    # file's other chunks and the file steps after the prior.
     if rank.get("standout"):
         parts.append(f"standing out +{rank['standout']:.4f}")
     if rank.get("evidence"):

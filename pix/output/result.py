@@ -130,7 +130,8 @@ def project(res: Result, request: QueryRequest, snapshot: Snapshot, factor: floa
         out["role"] = res.role
     if request.explain:
         # The ranking stage's part: standout inside the fused score, evidence, outline,
-        # tested and titled (file mode) on top of the strongest chunk's score, so the prior
+        # tested and titled (a file, or in chunk mode its strongest chunk, which carries the
+        # file's score: pix/retrieve/rank.py carried) on top of that chunk's score, so the prior
         # is that chunk's score / fused (the repository's own score, before a workspace's
         # factor).
         fused = res.explain["fused"]

@@ -47,7 +47,7 @@ from pix.ingest.mask import mask
 from pix.ingest.redact import may_hold_secret
 from pix.ingest.terms import STOPWORDS
 from pix.output.shown import ShownFile
-from pix.retrieve import lift
+from pix.retrieve import lift, tested
 from pix.retrieve.component import normal_name
 from pix.retrieve.hits import Hit, revised
 from pix.retrieve.route import Route
@@ -226,7 +226,9 @@ def find(
 def definition_weight(route: Route, priors: bool, alone: bool, weighed: bool = False) -> float:
     """Above every chunk for a query of names alone (`weighed`: the history prior weighs
     it), a dense rank 1's worth inside a longer question."""
-    return lift.above_all(route.weights, priors, weighed) if alone else EMBEDDED
+    if not alone:
+        return EMBEDDED
+    return lift.above_all(route.weights, priors, weighed, tested.most_share(priors))
 
 
 def defining(

@@ -44,12 +44,16 @@ class Location:
     language: str
 
 
-def above_all(weights: dict[str, float], priors: bool, weighed: bool = False) -> float:
+def above_all(
+    weights: dict[str, float], priors: bool, weighed: bool = False, lent: float = 0.0
+) -> float:
     """A channel weight whose rank 1 outranks every chunk and file without it. `weighed`: the
-    history prior will multiply the scores too."""
+    history prior will multiply the scores too; `lent`: the most a test lends the file it
+    tests, as a share of the ceiling (pix.retrieve.tested.most_share), which a file, and in
+    chunk mode its strongest chunk, gains after the ranking stage."""
     floor = min(ROLE_FACTORS.values()) * (history.factor(0) if weighed else 1.0)
     floor = floor if priors else 1.0
-    return 1.0 + rank.ceiling(weights) / floor
+    return 1.0 + rank.ceiling(weights) * (1.0 + lent) / floor
 
 
 def unit(weight: float, fusion: str) -> float:

@@ -81,7 +81,7 @@ def names_of(conn, shas: list[str]) -> dict[str, list[str]]:
 
 
 def lift_outlines(conn, static_embedder, query: str, shape: str, files: list[Hit]) -> list[Hit]:
-    """`files` (ranked, file mode) with the outline bonus added to the first OUTLINE_TOP and
+    """`files` (ranked) with the outline bonus added to the first OUTLINE_TOP and
     ranked again (rank: `outline`, the bonus); `enabled` says for which requests. Unchanged
     when fewer than three of them have an outline, the query has no known word, or their
     outlines do not differ. The query's static vector is made again here (about a

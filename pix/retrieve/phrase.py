@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 
 from pix.ingest.mask import PLACEHOLDER, mask
 from pix.ingest.redact import may_hold_secret
-from pix.retrieve import define, evidence, lift
+from pix.retrieve import define, evidence, lift, tested
 from pix.retrieve.hits import Hit
 from pix.retrieve.route import Route
 from pix.store import codec, define_sql, phrase_sql, sql
@@ -226,7 +226,7 @@ def phrase_weight(route: Route, priors: bool, weighed: bool = False) -> float:
     """A weight that lifts every phrase chunk above every chunk (and file) without a phrase
     (pix.retrieve.lift.above_all), the definition step's channel included when it ran.
     `weighed`: the history prior weighs this query."""
-    return lift.above_all(route.weights, priors, weighed)
+    return lift.above_all(route.weights, priors, weighed, tested.most_share(priors))
 
 
 def apply(

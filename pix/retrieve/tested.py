@@ -150,7 +150,7 @@ def subjects(test_path: str, sources: dict[str, tuple[list[str], list[str]]]) ->
 
 
 def lend(files: list[Hit]) -> list[Hit]:
-    """`files` (ranked, file mode) with each test's score lent to its subject among the first
+    """`files` (ranked) with each test's score lent to its subject among the first
     TESTED_TOP files, in the test's language, ranked again (rank: `tested`, the bonus, and
     `testedBy`, the test that lent it)."""
     top = files[:TESTED_TOP]

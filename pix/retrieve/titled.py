@@ -108,7 +108,7 @@ def name_word(path: str) -> str | None:
 
 
 def lift_titled(query: str, files: list[Hit]) -> list[Hit]:
-    """`files` (ranked, file mode) with the bonus added to each source file among the first
+    """`files` (ranked) with the bonus added to each source file among the first
     TITLED_TOP whose name the title holds, ranked again (rank: `titled`, the bonus);
     unchanged when a traceback frame of the report is in one of those files."""
     if not files or WEIGHT <= 0:
