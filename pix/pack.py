@@ -1,7 +1,7 @@
 """`pix pack`: the best evidence for a question that fits a token (or character) budget.
 
-request -> the fused chunk ranking of `pix query` (same snapshot, channels and filters; each
-chunk at its own score, before chunk mode scores a file's strongest chunk as its file) ->
+request -> the chunk ranking of `pix query` (same snapshot, channels and filters; each file's
+strongest chunk scored as its file, copies not folded) ->
 selection (pix.output.packet: spread over files, merge adjacent chunks, whole small files,
 cut the last span to fit) -> masked text -> response dict (schema/pack-response.v1.json).
 The CLI, the MCP `pack` tool and tests all call `run_pack`.
@@ -18,10 +18,11 @@ from pix.output import packet
 from pix.output.result import citation
 from pix.output.shown import Redactions
 from pix.output.tokens import UNITS, Counter
-from pix.query import QueryEngine, refresh_first, retrieve
+from pix.query import QueryEngine, ranked_files, refresh_first, retrieve
 from pix.request import QueryRequest, check_request, unmatched_warnings
 from pix.retrieve import define, lift
 from pix.retrieve.hits import Hit
+from pix.retrieve.rank import carried
 from pix.schemas import JsonRequest
 
 SCHEMA_VERSION = 1
@@ -79,7 +80,9 @@ def _run_pack(engine: QueryEngine, request: PackRequest, reveal: bool, auto: boo
     with engine.store.read():
         found = retrieve(engine, query, warnings, changed)
         warnings.extend(unmatched_warnings(found.unmatched))
-        hits = define.placed(found.hits[: packet.MAX_CANDIDATES], engine)
+        # chunk mode's order, every chunk at every path (the packet names a repeated text)
+        ranked = carried(found.hits, ranked_files(engine, query, found))
+        hits = define.placed(ranked[: packet.MAX_CANDIDATES], engine)
         candidates = [candidate(i, h, h.path) for i, h in enumerate(hits)]
         files: dict[str, packet.FileLines] = {}
         shown = {}

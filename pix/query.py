@@ -386,10 +386,18 @@ def retrieve(
 
 
 def ranked_list(engine: QueryEngine, request: QueryRequest, found: Retrieval) -> list[Hit]:
-    """The ranked list the request's mode shows: files with the outline, tested-file and
-    titled-file steps (pix/retrieve/outline.py, tested.py, titled.py), or chunks with each
-    file's strongest chunk scored as its file (rank.carried). Inside the read that retrieved
-    `found`."""
+    """The ranked list the request's mode shows: files, or chunks with each file's strongest
+    chunk scored as its file (rank.carried), each content once. Inside the read that
+    retrieved `found`."""
+    files = ranked_files(engine, request, found)
+    if request.mode == "file":
+        return files
+    return arrange(carried(found.hits, files), False)
+
+
+def ranked_files(engine: QueryEngine, request: QueryRequest, found: Retrieval) -> list[Hit]:
+    """File mode's list: each file by its chunks' evidence (rank.by_file), then the outline,
+    tested-file and titled-file steps (pix/retrieve/outline.py, tested.py, titled.py)."""
     files = arrange(found.hits, True)
     if outline.enabled(request.channels, found.route.shape):
         files = _outlined(engine, request.query, found.route.shape, files)
@@ -397,7 +405,7 @@ def ranked_list(engine: QueryEngine, request: QueryRequest, found: Retrieval) ->
         files = tested.lend(files)
     if titled.enabled(request.channels, found.route.shape):
         files = titled.lift_titled(request.query, files)
-    return files if request.mode == "file" else carried(found.hits, files)
+    return files
 
 
 def _outlined(engine: QueryEngine, query: str, shape: str, files: list[Hit]) -> list[Hit]:

@@ -55,10 +55,18 @@ from pix.errors import PixError, UsageError, as_pix_error
 from pix.output.budget import apply_budget
 from pix.output.result import Result, hydrate, project, shown_lines
 from pix.output.shown import Redactions
-from pix.query import SCHEMA_VERSION, QueryEngine, ranked_list, refresh_first, retrieve
+from pix.query import (
+    SCHEMA_VERSION,
+    QueryEngine,
+    ranked_files,
+    ranked_list,
+    refresh_first,
+    retrieve,
+)
 from pix.request import QueryRequest, check_request, unmatched_warnings
 from pix.retrieve import define
 from pix.retrieve.hits import Hit
+from pix.retrieve.rank import carried
 from pix.retrieve.search import RRF_K
 from pix.shard_embedder import OnceEmbedder, load_embedder, load_static
 from pix.shard_factors import (
@@ -379,10 +387,10 @@ def shard_ranking(
     counts: TermCounts | None = None,
 ) -> ShardAnswer:
     """What `pix query` ranks for this shard alone (chunks, or files), with its best
-    meaning cosines for the cross-shard merge. `packing`: every fused chunk at every path,
-    as `pix pack` reads them (the packet names a repeated text itself, pix/output/packet.py),
-    whatever the request's mode. `known`: its work-tree changes, if the caller knows them
-    (ShardSet.changes)."""
+    meaning cosines for the cross-shard merge. `packing`: every chunk at every path, in
+    chunk mode's order, as `pix pack` reads them (the packet names a repeated text itself,
+    pix/output/packet.py), whatever the request's mode. `known`: its work-tree changes, if
+    the caller knows them (ShardSet.changes)."""
     warnings: list[str] = []
     request = replace(request)
     # A server (auto_refresh) re-indexes a shard whose files changed; one known unchanged
@@ -396,7 +404,10 @@ def shard_ranking(
         chunks = engine.snapshot_counts(found.snapshot.id)[0]
         if counts is None:  # a probe of the same state counted them (pix/shard_probe.py)
             counts = term_counts(engine, request.query)
-        ranked = found.hits if packing else ranked_list(engine, request, found)
+        if packing:
+            ranked = carried(found.hits, ranked_files(engine, request, found))
+        else:
+            ranked = ranked_list(engine, request, found)
     meaning: dict[str, float] = {}
     for hit in found.hits:
         for name in MEANING:

@@ -176,14 +176,18 @@ def test_carried_scores_each_files_strongest_chunk_as_its_file():
         rank.revised(chunks[1], score=1.0, rank={"evidence": 0.2}, copies=("z.py",)),
         chunks[0],
     ]
+    # every chunk at every path, as pix pack reads them: c.py holds b.py's chunk 2 (the
+    # same blob), at its own score
     out = rank.carried(chunks, files)
     assert [(h.path, h.chunk_id, h.score) for h in out] == [
-        ("b.py", 2, 1.0), ("a.py", 1, 0.9), ("b.py", 3, 0.7)
+        ("b.py", 2, 1.0), ("a.py", 1, 0.9), ("b.py", 3, 0.7), ("c.py", 2, 0.6)
     ]  # fmt: skip
-    # c.py holds b.py's chunk 2 (the same blob): folded into it as chunk mode folds copies;
-    # the file list's copies (other paths of the whole blob) are not the chunk's
-    assert out[0].copies == ("c.py",) and out[0].rank == {"evidence": 0.2}
-    assert out[2].copies == () and out[2].rank == {}
+    # chunk mode folds it into b.py's; the file list's copies (other paths of the whole
+    # blob) are not the chunk's
+    shown = rank.arrange(out, False)
+    assert [(h.path, h.chunk_id) for h in shown] == [("b.py", 2), ("a.py", 1), ("b.py", 3)]
+    assert shown[0].copies == ("c.py",) and shown[0].rank == {"evidence": 0.2}
+    assert shown[2].copies == () and shown[2].rank == {}
 
 
 def test_a_chunk_far_ahead_in_one_channel_stands_out(repo):
@@ -273,3 +277,19 @@ def test_a_howto_naming_its_language_weighs_bm25_below_meaning(repo):
     chunks = ask(repo, "python read rows of a csv file", top=20, explain=True)["results"]
     bm25 = [r["explain"]["channels"].get("bm25") for r in chunks]
     assert any(bm25) and all(c["weight"] == weights["bm25"] for c in bm25 if c)
+
+
+def test_pack_reads_the_chunks_in_chunk_modes_order(repo):
+    """`pix pack` fills its budget in the order chunk mode shows: b_double, which two chunks
+    point to, before a_single, whose one chunk is the strongest on its own."""
+    from pix.pack import PackRequest, run_pack
+
+    engine = QueryEngine(cwd=str(repo))
+    try:
+        packet = run_pack(engine, PackRequest(CSV, budget=120))
+    finally:
+        engine.close()
+    assert [span["path"] for span in packet["spans"]] == ["csv/b_double.py"]
+    # what did not fit is named at its score: the carrying chunk's, the file's
+    left = {(item["path"], item["startLine"]) for item in packet["omitted"]["items"]}
+    assert ("csv/a_single.py", 1) in left

@@ -148,10 +148,10 @@ def arrange(hits: list[Hit], files: bool) -> list[Hit]:
 
 
 def carried(hits: list[Hit], files: list[Hit]) -> list[Hit]:
-    """Chunk mode: `hits` (ranked chunks) with each file's strongest chunk scored as its file
-    in `files` (file mode's list, after its steps), each chunk once. A file's other chunks
-    keep their own scores, so the first chunks name the files file mode ranks first, in its
-    order, and a file's further chunks follow where they score."""
+    """`hits` (chunks) with each file's strongest chunk scored as its file in `files` (file
+    mode's list, after its steps), ranked again; every chunk at every path (chunk mode folds
+    copies after, `pix pack` names a repeated text itself). A file's other chunks keep their
+    own scores, so the first chunks name the files file mode ranks first, in its order, and
+    a file's further chunks follow where they score."""
     scored = {(f.chunk_id, f.path): revised(f, copies=()) for f in files}
-    lifted = [scored.get((h.chunk_id, h.path), h) for h in hits]
-    return fold_copies(sorted(lifted, key=order), False)
+    return sorted((scored.get((h.chunk_id, h.path), h) for h in hits), key=order)
