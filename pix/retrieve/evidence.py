@@ -1,6 +1,6 @@
 """Issue-shaped queries: a title, prose, code and tracebacks, as an agent hands them over.
 
-Such a query carries hard evidence beside its prose: stack frames (`File "x.py", line N, in f`),
+Such a query carries hard evidence beside its prose: stack frames (pix/retrieve/frames.py),
 file paths, dotted module names, identifiers in backticks or code blocks. A path that names a
 file of the snapshot is the strongest hint there is, so resolved files form a channel of their
 own (`evidence`), fused by the same reciprocal-rank rule after the SQL channels. Identifiers
@@ -24,6 +24,7 @@ from functools import lru_cache
 import apsw
 
 from pix.ingest.terms import STOPWORDS, query_terms, split_identifier
+from pix.retrieve.frames import Frame, frames, has_frames, without_frames
 
 # A query is issue-shaped when it is long or has the layout of a report (several lines, with
 # code or a traceback); a short question stays a question.
@@ -43,7 +44,6 @@ MODULE_WEIGHT = 1.5
 REPEAT_WEIGHT = 0.25  # each further mention of the same file
 MAX_CANDIDATES = 3  # a bare name matching more files than this names none of them
 
-_FRAME = re.compile(r'File "([^"\n]+)", line (\d+)(?:, in ([\w<>.]+))?')
 _EXT = (
     r"(?:py|pyi|pyx|pxd|c|h|cc|cpp|hpp|js|jsx|ts|tsx|go|rs|java|kt|rb|php|cs|swift|sh|lua"
     r"|cfg|ini|toml|ya?ml|json|rst|md|txt|html|css|j2|jinja2?)"
@@ -164,14 +164,7 @@ def is_issue(query: str) -> bool:
     if len(q) >= ISSUE_MIN_CHARS:
         return True
     lines = [line for line in q.splitlines() if line.strip()]
-    return len(lines) >= ISSUE_MIN_LINES and bool(_FRAME.search(q) or "```" in q or "`" in q)
-
-
-@dataclass(frozen=True)
-class Frame:
-    path: str
-    line: int
-    function: str | None
+    return len(lines) >= ISSUE_MIN_LINES and ("`" in q or has_frames(q))
 
 
 @dataclass
@@ -190,14 +183,6 @@ def _add(items: list[str], item: str) -> None:
         items.append(item)
 
 
-def frames(text: str) -> list[Frame]:
-    """The Python traceback frames (`File "x.py", line N, in f`) of a cleaned issue text."""
-    return [
-        Frame(m.group(1).replace("\\", "/"), int(m.group(2)), m.group(3))
-        for m in _FRAME.finditer(text)
-    ]
-
-
 def extract(query: str) -> Evidence:
     """Frames, paths, dotted names and code identifiers of an issue text."""
     query = clean(query)
@@ -206,7 +191,7 @@ def extract(query: str) -> Evidence:
         if frame.function and frame.function.isidentifier():
             _add(ev.identifiers, frame.function)
     frame_paths = {f.path for f in ev.frames}
-    text = _FRAME.sub(" ", query)
+    text = without_frames(query)
     for m in _PATH.finditer(text):
         path = (m.group(1) or m.group(2)).replace("\\", "/")
         if "://" in text[max(0, m.start() - 12) : m.start() + 3] or path in frame_paths:

@@ -32,7 +32,8 @@ from __future__ import annotations
 import re
 
 from pix.ingest.terms import IDENTIFIER, STOPWORDS, split_identifier
-from pix.retrieve.evidence import clean, framed_files, frames, title_of
+from pix.retrieve.evidence import clean, framed_files, title_of
+from pix.retrieve.frames import frames
 from pix.retrieve.hits import Hit, revised
 from pix.retrieve.tested import GENERIC_NAMES, file_stem
 
