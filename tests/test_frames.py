@@ -159,3 +159,56 @@ def test_a_go_trace_names_its_innermost_file_and_line(tmp_path, embedder):
     assert chunks["explain"]["shape"] == "issue"
     top = chunks["results"][0]
     assert top["path"] == "list/print.go" and top["startLine"] <= line <= top["endLine"]
+
+
+def test_a_cause_chains_root_cause_frame_comes_last():
+    text = (
+        "java.lang.RuntimeException: wrapped\n"
+        "\tat com.shop.Service.run(Service.java:42)\n"
+        "\tat com.shop.Main.main(Main.java:3)\n"
+        "Caused by: java.io.IOException: closed\n"
+        "\tat com.shop.io.Reader.read(Reader.java:77)\n"
+        "\tat com.shop.Service.run(Service.java:40)\n"
+        "\t... 1 more\n"
+    )
+    assert [(f.path, f.line) for f in frames(text)] == [
+        ("com/shop/Main.java", 3), ("com/shop/Service.java", 42),
+        ("com/shop/Service.java", 40), ("com/shop/io/Reader.java", 77),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # CRLF line ends (reports pasted from GitHub often have them)
+        ("Error: x\r\n    at run (/app/src/a.ts:3:1)\r\n    at /app/src/b.ts:9:2\r\n",
+         [("/app/src/b.ts", 9), ("/app/src/a.ts", 3)]),
+        ("goroutine 1 [running]:\r\nmain.f()\r\n\t/app/f.go:4 +0x1d\r\n", [("/app/f.go", 4)]),
+        # a dev server's query string; a Vue file
+        ("    at setup (http://localhost:5173/src/App.vue?t=1700000:12:9)\n",
+         [("http://localhost:5173/src/App.vue", 12)]),
+        # JVM modules and class loaders
+        ("\tat java.base/java.util.Objects.requireNonNull(Objects.java:233)\n"
+         "\tat app//com.example.FooTest.test(FooTest.kt:18)\n",
+         [("com/example/FooTest.kt", 18), ("java/util/Objects.java", 233)]),
+        # Go with GOTRACEBACK=system
+        ("main.main()\n\t/app/main.go:12 +0x25 fp=0xc000 sp=0xc000 pc=0x4a\n",
+         [("/app/main.go", 12)]),
+        # Rust before 1.73
+        ("thread 'main' panicked at 'bad token', src/lexer.rs:88:13\n", [("src/lexer.rs", 88)]),
+        # PHP: where it was thrown is the innermost place
+        ("PHP Fatal error:  Uncaught RuntimeException: boom in /app/src/Foo.php:42\n"
+         "Stack trace:\n#0 /app/src/Bar.php(10): Foo->run()\n#1 {main}\n"
+         "  thrown in /app/src/Foo.php on line 42\n",
+         [("/app/src/Bar.php", 10), ("/app/src/Foo.php", 42), ("/app/src/Foo.php", 42)]),
+    ],
+)  # fmt: skip
+def test_more_of_what_runtimes_print(text, expected):
+    assert [(f.path, f.line) for f in frames(text)] == expected
+
+
+@pytest.mark.parametrize(
+    "text", ["x" * 32_000, "a.rb" * 8_000, "/" * 32_000, "at " + "a(" * 16_000]
+)
+def test_a_long_run_of_text_holds_no_frame(text):
+    assert frames(text) == [] and without_frames(text) == text
