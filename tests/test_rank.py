@@ -293,3 +293,24 @@ def test_pack_reads_the_chunks_in_chunk_modes_order(repo):
     # what did not fit is named at its score: the carrying chunk's, the file's
     left = {(item["path"], item["startLine"]) for item in packet["omitted"]["items"]}
     assert ("csv/a_single.py", 1) in left
+
+
+def test_a_workspace_pack_reads_the_chunks_in_chunk_modes_order(repo, tmp_path):
+    """The same packet across a workspace of that repository and an unrelated one."""
+    from pix.pack import PackRequest
+    from pix.shards import ShardSet
+    from pix.shards_tools import pack_shards
+    from pix.workspace import load_workspace
+
+    other = new_repo(tmp_path / "other", {"mail.py": MAILER})
+    index_repository(str(other), embed=False)
+    (tmp_path / "pix.toml").write_text(f'[[repo]]\npath = "{repo}"\nname = "rank"\n\n'
+                                       '[[repo]]\npath = "other"\n')  # fmt: skip
+    shards = ShardSet(load_workspace(tmp_path))
+    try:
+        packet = pack_shards(shards, PackRequest(CSV, budget=120))
+    finally:
+        shards.close()
+    assert [(span["repo"], span["path"]) for span in packet["spans"]] == [
+        ("rank", "csv/b_double.py")
+    ]
