@@ -18,11 +18,10 @@ from pix.output import packet
 from pix.output.result import citation
 from pix.output.shown import Redactions
 from pix.output.tokens import UNITS, Counter
-from pix.query import QueryEngine, ranked_files, refresh_first, retrieve
+from pix.query import QueryEngine, chunk_order, refresh_first, retrieve
 from pix.request import QueryRequest, check_request, unmatched_warnings
 from pix.retrieve import define, lift
 from pix.retrieve.hits import Hit
-from pix.retrieve.rank import carried
 from pix.schemas import JsonRequest
 
 SCHEMA_VERSION = 1
@@ -80,8 +79,7 @@ def _run_pack(engine: QueryEngine, request: PackRequest, reveal: bool, auto: boo
     with engine.store.read():
         found = retrieve(engine, query, warnings, changed)
         warnings.extend(unmatched_warnings(found.unmatched))
-        # chunk mode's order, every chunk at every path (the packet names a repeated text)
-        ranked = carried(found.hits, ranked_files(engine, query, found))
+        ranked = chunk_order(engine, query, found)
         hits = define.placed(ranked[: packet.MAX_CANDIDATES], engine)
         candidates = [candidate(i, h, h.path) for i, h in enumerate(hits)]
         files: dict[str, packet.FileLines] = {}

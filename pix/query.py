@@ -389,10 +389,16 @@ def ranked_list(engine: QueryEngine, request: QueryRequest, found: Retrieval) ->
     """The ranked list the request's mode shows: files, or chunks with each file's strongest
     chunk scored as its file (rank.carried), each content once. Inside the read that
     retrieved `found`."""
-    files = ranked_files(engine, request, found)
     if request.mode == "file":
-        return files
-    return arrange(carried(found.hits, files), False)
+        return ranked_files(engine, request, found)
+    return arrange(chunk_order(engine, request, found), False)
+
+
+def chunk_order(engine: QueryEngine, request: QueryRequest, found: Retrieval) -> list[Hit]:
+    """Every chunk at every path, each file's strongest chunk scored as its file in file
+    mode's list (rank.carried): chunk mode's order before copies fold, as `pix pack` reads it
+    (its packet names a repeated text itself)."""
+    return carried(found.hits, ranked_files(engine, request, found))
 
 
 def ranked_files(engine: QueryEngine, request: QueryRequest, found: Retrieval) -> list[Hit]:

@@ -58,7 +58,7 @@ from pix.output.shown import Redactions
 from pix.query import (
     SCHEMA_VERSION,
     QueryEngine,
-    ranked_files,
+    chunk_order,
     ranked_list,
     refresh_first,
     retrieve,
@@ -66,7 +66,6 @@ from pix.query import (
 from pix.request import QueryRequest, check_request, unmatched_warnings
 from pix.retrieve import define
 from pix.retrieve.hits import Hit
-from pix.retrieve.rank import carried
 from pix.retrieve.search import RRF_K
 from pix.shard_embedder import OnceEmbedder, load_embedder, load_static
 from pix.shard_factors import (
@@ -404,10 +403,7 @@ def shard_ranking(
         chunks = engine.snapshot_counts(found.snapshot.id)[0]
         if counts is None:  # a probe of the same state counted them (pix/shard_probe.py)
             counts = term_counts(engine, request.query)
-        if packing:
-            ranked = carried(found.hits, ranked_files(engine, request, found))
-        else:
-            ranked = ranked_list(engine, request, found)
+        ranked = (chunk_order if packing else ranked_list)(engine, request, found)
     meaning: dict[str, float] = {}
     for hit in found.hits:
         for name in MEANING:

@@ -30,6 +30,7 @@ from conftest import MAILER, TABLES, commit, git, new_repo, pix, where, write
 from pix.errors import NotIndexedError, UsageError
 from pix.index import index_repository
 from pix.query import QueryRequest, query
+from pix.retrieve.hits import FILE_PARTS
 from pix.retrieve.rank import FILE_CHUNKS, FILE_DECAY
 from pix.store import open_store
 
@@ -153,8 +154,7 @@ def own_score(result: dict) -> float:
     """A chunk's own score (`explain` asked): chunk mode scores each file's strongest chunk
     as its file (pix/retrieve/rank.py `carried`), and its explain's rank parts say by how much."""
     rank = result["explain"]["rank"]
-    parts = ("evidence", "outline", "tested", "titled")
-    return result["score"] - sum(rank.get(k, 0.0) for k in parts)
+    return result["score"] - sum(rank.get(k, 0.0) for k in FILE_PARTS)
 
 
 def floor(chunks: dict) -> float:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from pix.retrieve.hits import FILE_PARTS
+
 if TYPE_CHECKING:  # (pix.query imports this module)
     from pix.output.shown import ShownFile
     from pix.query import QueryRequest
@@ -137,9 +139,7 @@ def project(res: Result, request: QueryRequest, snapshot: Snapshot, factor: floa
         fused = res.explain["fused"]
         rank = {"standout": 0.0, **res.explain["rank"]}
         own = res.score / factor if factor else 0.0
-        chunk_score = own - sum(
-            rank.get(k, 0.0) for k in ("evidence", "outline", "tested", "titled")
-        )
+        chunk_score = own - sum(rank.get(k, 0.0) for k in FILE_PARTS)
         out["explain"] = {
             "score": round(res.score, 6),
             "fused": round(res.explain["fused"], 6),

@@ -87,16 +87,10 @@ PATTERNS: tuple[tuple[re.Pattern, _Builder | None, bool], ...] = (
         None,
         True,
     ),
-    # Rust: `             at ./src/parser.rs:10:5`, `panicked at src/parser.rs:10:5`, and
-    # before 1.73 `panicked at 'message', src/parser.rs:10:5`
-    (
-        re.compile(
-            r"\bat (?P<path>[^\s:'\"]+\.rs):(?P<line>\d+):\d+"
-            r"|panicked at '[^\n]*?', (?P<old>[^\s:'\"]+\.rs):(?P<oldline>\d+):\d+"
-        ),
-        None,
-        True,
-    ),
+    # Rust: `             at ./src/parser.rs:10:5`, `panicked at src/parser.rs:10:5`; then
+    # the panic line before 1.73, `panicked at 'message', src/parser.rs:10:5` (the innermost)
+    (re.compile(r"\bat (?P<path>[^\s:'\"]+\.rs):(?P<line>\d+):\d+"), None, True),
+    (re.compile(r"panicked at '[^\n]*?', (?P<path>[^\s:'\"]+\.rs):(?P<line>\d+):\d+"), None, True),
     # Ruby: `lib/sidekiq/client.rb:123:in 'push'` (older: `push'); a path starts after a
     # space, a quote or a bracket, never inside a longer run of text
     (
@@ -136,9 +130,8 @@ def frames(text: str) -> list[Frame]:
     for pattern, build, innermost_first in PATTERNS:
         found = []
         for m in pattern.finditer(text):
-            path = build(m) if build else m["path"] or m["old"]
-            line = m["line"] or m["oldline"] if "old" in pattern.groupindex else m["line"]
-            frame = Frame(path.replace("\\", "/"), int(line), m.groupdict().get("fn"))
+            path = build(m) if build else m["path"]
+            frame = Frame(path.replace("\\", "/"), int(m["line"]), m.groupdict().get("fn"))
             # (the part of the trace it is in, its place): a part's innermost frame last
             part = bisect.bisect_right(causes, m.start())
             found.append(((part, -m.start() if innermost_first else m.start()), frame))
