@@ -193,9 +193,13 @@ def model_key() -> str:
 
 # pix/ingest modules that decide no chunk: the transformer is keyed by model_key, and a static
 # table change is caught by the database's static identity (devbench.refresh_static_tier).
-# Sources that do not decide a chunk: the embedders, the history prior's counts and the
-# migration that added their column (a cached database gains it when opened).
-NOT_CHUNKER = frozenset({"embed.py", "static.py", "history.py", "008_recent_commits.sql"})
+# Sources that do not decide a chunk: the embedders, the history prior's counts, the log
+# channel's commits and the migrations that added their tables (a cached database gains them
+# when opened).
+NOT_CHUNKER = frozenset(
+    {"embed.py", "static.py", "history.py", "commit_log.py"}
+    | {"008_recent_commits.sql", "011_commit_log.sql"}
+)
 
 
 def indexer_key() -> str:

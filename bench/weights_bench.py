@@ -34,7 +34,7 @@ from pathlib import Path
 import pix.query
 from bench import corpora, devbench, devcorpora, devsets, metrics, quality
 from pix.query import QueryEngine
-from pix.retrieve import history, rank, route
+from pix.retrieve import rank, route
 
 LANG = tuple(devsets.committed_sets("commitloc"))
 SHARED = ("requests", "click")
@@ -43,7 +43,7 @@ QUESTIONS = "questions"
 NL_SHAPES = ("question", "keywords")  # the shapes a change: or plain: assignment applies to
 # Does the query read as a change description (a commit subject) rather than a question? The
 # history prior's test (pix/retrieve/history.py).
-is_change = history.describes_change
+is_change = route.describes_change
 
 
 def parse_spec(spec: str) -> list[tuple[str | None, str, str, float]]:

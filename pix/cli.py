@@ -254,7 +254,7 @@ def query(
         list[str] | None,
         typer.Option(
             "--channel",
-            metavar="dense|static|bm25|ident|path|evidence|component|phrase|definition",
+            metavar="dense|static|bm25|ident|path|evidence|component|log|phrase|definition",
             help="This channel only; repeatable.",
         ),
     ] = None,

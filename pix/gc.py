@@ -51,6 +51,7 @@ def gc(path: str | None = None, db: str | None = None, keep: int | None = None) 
                 ("blobs", sql.GC_BLOBS),
                 ("paths", sql.GC_PATHS),
                 ("pathTerms", sql.GC_PATH_TERMS),
+                ("logCommits", sql.GC_LOG_COMMITS),
             ):
                 conn.execute(statement)
                 removed[name] = conn.changes()

@@ -20,14 +20,14 @@ from pathlib import Path
 import apsw
 
 from pix.errors import NotIndexedError, UsageError
-from pix.ingest import history, scan
+from pix.ingest import commit_log, history, scan
 from pix.ingest.embed import Embedder, check_identity, model_identity
 from pix.ingest.terms import path_terms
 from pix.ingest.vectors import embed_pending
 from pix.progress import Progress
 from pix.schemas import json_name, text_problem
 from pix.static_tier import embed_static, forget_other_static_table
-from pix.store import Store, content, open_store, sql
+from pix.store import Store, codec, content, open_store, sql
 from pix.store.db import (
     DATABASE_SUFFIXES,
     folder_covers,
@@ -140,14 +140,6 @@ def _git_dir(folder: Path) -> Path | None:
     if done.returncode != 0 or lines[0] != "true":
         return None
     return Path(lines[1])
-
-
-def stored_path(path: str) -> str:
-    """A path as the database stores it, UTF-8 text. git and the file system hand pix a name
-    that is not UTF-8 with its bytes as surrogate escapes, which SQLite cannot store: such a
-    name is written with \\x escapes (`caf\\xe9.py`) and its file skipped as unreadable, so
-    one odd name does not stop the index of the whole tree."""
-    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def excluded_paths(target: Target) -> frozenset[str]:
@@ -357,6 +349,20 @@ def _open_elsewhere(db: Path) -> bool:
     return Path(f"{db}-wal").exists()
 
 
+def _complete_history(store: Store, snapshot_id: int, listing: scan.Listing) -> None:
+    """A kept commit snapshot written before migration 008 (its counts) or 011 (its log)
+    gains what it lacks; git is read only for that."""
+    conn = store.conn
+    recent = (
+        history.snapshot_counts(conn, listing) if history.uncounted(conn, snapshot_id) else None
+    )
+    past = None if commit_log.is_read(conn, snapshot_id) else commit_log.read(conn, listing)
+    if recent is not None or past is not None:
+        with store.write():
+            history.count_kept(conn, snapshot_id, recent)
+            commit_log.write(conn, snapshot_id, past)
+
+
 def _keyword_phase(
     store: Store, target: Target, listing: scan.Listing, max_bytes: int, progress: Progress
 ) -> IndexReport:
@@ -368,10 +374,7 @@ def _keyword_phase(
     if listing.kind == "commit":
         existing = conn.execute(sql.COMMIT_SNAPSHOT, (listing.commit_sha,)).fetchone()
         if existing:  # a commit's tree never changes: its snapshot is already complete
-            if history.uncounted(conn, existing[0]):  # but one written before migration 008
-                recent = history.snapshot_counts(conn, listing)
-                with store.write():
-                    history.count_kept(conn, existing[0], recent)
+            _complete_history(store, existing[0], listing)
             return _report_existing(store, existing[0], listing)
     else:
         row = conn.execute(sql.LATEST_SNAPSHOT_OF_ROOT, (root_key,)).fetchone()
@@ -392,7 +395,7 @@ def _keyword_phase(
         return row[0] if row else None
 
     for entry in listing.entries:
-        if (shown := stored_path(entry.path)) != entry.path:
+        if (shown := codec.stored_path(entry.path)) != entry.path:
             skipped.append((shown, "unreadable", entry.size, entry.mtime_ns, None))
         elif entry.submodule:
             skipped.append((entry.path, "submodule", 0, 0, None))
@@ -490,6 +493,8 @@ def _keyword_phase(
         if keeps_counted
         else history.snapshot_counts(conn, listing, row, (f[0] for f in files))
     )
+    keeps_log = bool(row) and unchanged(row) and commit_log.is_read(conn, row[0])
+    past = None if keeps_log else commit_log.read(conn, listing, row)
 
     with store.write():
         # Decided inside the write: another pix indexing the same tree at once may have just
@@ -504,10 +509,13 @@ def _keyword_phase(
         if reuse:
             snapshot_id = latest[0]
             history.count_kept(conn, snapshot_id, recent)
+            if not commit_log.is_read(conn, snapshot_id):
+                commit_log.write(conn, snapshot_id, past)
         else:
             snapshot_id = _insert_snapshot(
                 conn, listing, root_key, dirty, fingerprint, files, recent
             )
+            commit_log.write(conn, snapshot_id, past)
             conn.executemany(sql.INSERT_SKIPPED, ((snapshot_id, *s) for s in skipped))
             if listing.kind != "commit":
                 conn.execute(sql.DELETE_OLDER_WORKTREE_SNAPSHOTS, (root_key, snapshot_id))

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pix.errors import NotIndexedError, PixError, UsageError
-from pix.index import Target, excluded_paths, locate, stored_path
+from pix.index import Target, excluded_paths, locate
 from pix.ingest import scan
 from pix.output.pathtext import path_sample
-from pix.store import search_sql, sql
+from pix.store import codec, search_sql, sql
 from pix.store.db import Store
 
 
@@ -320,7 +320,7 @@ def _holds(path: Path, sha: str) -> bool:
 
 
 def _as_stored(stats: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
-    """The work tree's stats under the names the database stores (pix.index.stored_path). A
+    """The work tree's stats under the names the database stores (pix.store.codec.stored_path). A
     name that is not UTF-8 is stored escaped (`caf\\xe9.py`), which a real file may be named
     too: two files behind one stored name cannot be told apart, so it reads as changed. This
     runs before every query: one encode of all the names (0.1 ms for 5,000) says that they
@@ -332,6 +332,6 @@ def _as_stored(stats: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
         pass
     stored: dict[str, tuple[int, int]] = {}
     for path, stat in stats.items():
-        key = stored_path(path)
+        key = codec.stored_path(path)
         stored[key] = (-1, -1) if key in stored else stat  # no file's stat: always changed
     return stored

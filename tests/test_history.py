@@ -365,7 +365,7 @@ def test_the_command_line_explains_the_prior(repo):
     ],
 )
 def test_what_reads_as_a_change(text, change):
-    assert history.describes_change(text) is change
+    assert route.describes_change(text) is change
 
 
 def test_an_edited_work_tree_keeps_its_commit_counts(repo, tmp_path, embedder, monkeypatch):

@@ -540,7 +540,15 @@ def test_explain_reports_channels_and_never_changes_ranking(corpus, ranked, mode
 
     summary = explained["explain"]
     assert summary["fusion"] == fusion
-    assert set(summary["weights"]) == {"dense", "static", "bm25", "ident", "path", "component"}
+    assert set(summary["weights"]) == {
+        "dense",
+        "static",
+        "bm25",
+        "ident",
+        "path",
+        "component",
+        "log",
+    }
     # Candidates count every chunk at every path, the copies folded into a result too.
     chunks = ranked(CELSIUS, "chunk")["results"]
     assert summary["candidates"] == sum(1 + len(r.get("copies", ())) for r in chunks)

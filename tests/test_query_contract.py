@@ -204,7 +204,15 @@ def test_explain_block_validates_and_names_known_channels(repo, mode):
     response = ask(repo, mode=mode, explain=True, top=4, no_content=True)
     assert problems(RESPONSE, response) == []
     summary = response["explain"]
-    assert set(summary["weights"]) == {"dense", "static", "bm25", "ident", "path", "component"}
+    assert set(summary["weights"]) == {
+        "dense",
+        "static",
+        "bm25",
+        "ident",
+        "path",
+        "component",
+        "log",
+    }
     for result in response["results"]:
         channels = result["explain"]["channels"]
         assert channels and set(channels) <= {"dense", "static", "bm25", "ident", "path"}

@@ -105,6 +105,7 @@ def test_route_restricts_channels():
         "ident": 0.0,
         "path": 0.0,
         "component": 0.0,
+        "log": 0.0,
     }
 
 

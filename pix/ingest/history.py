@@ -36,7 +36,16 @@ MISSING_BY_PATH = 200
 def commits(root: Path, *args: str, paths: Iterable[str] = ()) -> list[tuple[int, list[str]]]:
     """`git log` of `args` (revisions, limits) as (committer time, changed paths) per commit,
     newest first; with `paths`, only the commits that changed them, and only those paths."""
-    # Each commit prints NUL, its time, NUL, then its paths each ended by NUL, the first after
+    return [(int(head), changed) for head, changed in log(root, "%ct", *args, paths=paths)]
+
+
+def log(
+    root: Path, form: str, *args: str, paths: Iterable[str] = ()
+) -> list[tuple[str, list[str]]]:
+    """`git log` of `args` as (`form` of the commit, e.g. "%ct", changed paths) per commit,
+    newest first; with `paths`, only the commits that changed them, and only those paths.
+    `form` must print no NUL (no git placeholder does)."""
+    # Each commit prints NUL, its form, NUL, then its paths each ended by NUL, the first after
     # a newline (a merge prints none). A path is never empty and may hold any other byte, so
     # an empty field is what starts a commit.
     # With paths, --full-history: git's default simplification would drop a side branch's
@@ -45,15 +54,15 @@ def commits(root: Path, *args: str, paths: Iterable[str] = ()) -> list[tuple[int
     limited = ("--full-history",) if paths else ()
     fields = scan.git(
         root, "--literal-pathspecs", "log", "--no-renames", "--name-only", "-z",
-        "--format=%x00%ct", *limited, *args, "--", *paths,
+        f"--format=%x00{form}", *limited, *args, "--", *paths,
     ).split(b"\0")  # fmt: skip
-    out: list[tuple[int, list[str]]] = []
+    out: list[tuple[str, list[str]]] = []
     first = False  # the next field is a commit's first path
     for i, raw in enumerate(fields):
         if not raw:
             continue
-        if i > 0 and not fields[i - 1]:  # the field after an empty one: a commit's time
-            out.append((int(raw), []))
+        if i > 0 and not fields[i - 1]:  # the field after an empty one: a commit's form
+            out.append((raw.decode("utf-8", "replace"), []))
             first = True
             continue
         path = raw[1:] if first and raw.startswith(b"\n") else raw

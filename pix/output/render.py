@@ -125,6 +125,16 @@ def from_response(response: dict) -> list[Result]:
     return out
 
 
+SUBJECT_CHARS = 72  # of a commit's subject on an explanation's line (the JSON has it whole)
+
+
+def _commit_said(commit: dict) -> str:
+    subject = commit["subject"]
+    if len(subject) > SUBJECT_CHARS:
+        subject = subject[: SUBJECT_CHARS - 3] + "..."
+    return f" ({commit['sha'][:8]} {subject!r})"
+
+
 def explain_line(item: dict) -> str:
     """`--explain` for people: the prior, then each channel's rank, raw score, weight and
     contribution to the fused score, on one line under the result's header."""
@@ -135,9 +145,11 @@ def explain_line(item: dict) -> str:
         recent = f", {rank['commits']} commit(s) in the past year: x{rank['history']:.3g}"
     parts = [f"fused {ex['fused']:.4f} x prior {ex['prior']:g} ({ex['role']}{recent})"]
     for name, ch in ex["channels"].items():
+        # the log channel: the past commit that best matched, as `git show` takes it
+        said = _commit_said(ch["commits"][0]) if ch.get("commits") else ""
         parts.append(
             f"{name} #{ch['rank']} score {ch['score']:.3f} weight {ch['weight']:g} "
-            f"+{ch['contribution']:.4f}"
+            f"+{ch['contribution']:.4f}{said}"
         )
     # The ranking stage's parts (pix/retrieve/rank.py), so that the line adds up: a clear
     # lead inside the fused score, and on a file (in chunk mode, its strongest chunk) the

@@ -37,34 +37,13 @@ import json
 
 import apsw
 
-from pix.retrieve import route
 from pix.retrieve.hits import Hit, order, revised
 from pix.retrieve.rank import by_file
+from pix.retrieve.route import describes_change
 from pix.store import search_sql
 
 CAP = 80
 POWER = 0.1
-
-# Verbs that open a change description ("Fix crash when ...", "Don't reset ..."): the most
-# frequent first words of the development commit sets, less those a how-to question opens
-# with too (check, get, set, show, return, do: "check if a file exists python").
-CHANGE_VERBS = frozenset(
-    """fix fixes fixed fixing add adds added adding allow allows don't dont use uses remove removes
-    removed avoid support supports handle handles improve improves make implement implemented
-    update updated skip accept prevent enable disable include ignore change ensure preserve keep
-    respect introduce backport revert rename refactor replace deprecate drop bump correct clean
-    cleanup simplify move expose emit warn hide""".split()
-)
-
-
-def describes_change(query: str) -> bool:
-    """Does the query read as a change to make (a commit subject): a change verb first, or a
-    component prefix (`router: ...`)?"""
-    words = query.split()
-    return bool(words) and (
-        words[0].lower().strip(",.:") in CHANGE_VERBS or bool(route.COMPONENT.match(query))
-    )
-
 
 # Shapes whose best-ranked file is left as it is (see the module's docstring).
 KEEPS_FIRST = frozenset({"issue"})

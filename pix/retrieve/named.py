@@ -36,6 +36,7 @@ class NamedFile:
     score: float  # the channel's own score of the file, as an explanation shows it
     line: int | None = None  # a line it names: the chunk holding it takes the whole part
     share: float = 1.0  # the file's share of the channel's weight
+    explained: tuple[tuple[str, object], ...] = ()  # what the explanation adds (key, value)
 
 
 def fuse(
@@ -71,22 +72,28 @@ def fuse(
             rank, f = named[hit.path]
             whole = f.line is None or hit.start_line <= f.line <= hit.end_line
             share = f.share * (1.0 if whole else OTHER_CHUNKS)
-            hit = _credit(hit, channel, rank, f.score, weight * share, rrf_k, priors)
+            hit = _credit(hit, channel, rank, f, weight * share, rrf_k, priors)
         out.append(hit)
     for path, row in anchors.items():
         rank, f = named[path]
         role = path_role(path)
         base = Hit(path, row[1], row[2], row[3], row[4], row[5], row[6], 0.0, 0.0, role, row[7], {})
-        out.append(_credit(base, channel, rank, f.score, weight * f.share, rrf_k, priors))
+        out.append(_credit(base, channel, rank, f, weight * f.share, rrf_k, priors))
     out.sort(key=lambda h: (-h.score, h.path, h.start_line, h.chunk_id))
     return out
 
 
 def _credit(
-    hit: Hit, channel: str, rank: int, raw: float, weight: float, rrf_k: int, priors: bool
+    hit: Hit, channel: str, rank: int, named: NamedFile, weight: float, rrf_k: int, priors: bool
 ) -> Hit:
     part = weight / (rrf_k + rank)
     factor = ROLE_FACTORS[hit.role] if priors else 1.0
     channels = dict(hit.channels)
-    channels[channel] = {"rank": rank, "score": raw, "weight": weight, "contribution": part}
+    channels[channel] = {
+        "rank": rank,
+        "score": named.score,
+        "weight": weight,
+        "contribution": part,
+        **dict(named.explained),
+    }
     return revised(hit, score=hit.score + part * factor, fused=hit.fused + part, channels=channels)

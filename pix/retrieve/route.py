@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 from pix.retrieve.evidence import is_issue
 
-CHANNELS = ("dense", "static", "bm25", "ident", "path", "evidence", "component")
-# evidence (files an issue names) and component (files a change's component names) are fused
-# after the SQL (pix/retrieve/named.py)
+CHANNELS = ("dense", "static", "bm25", "ident", "path", "evidence", "component", "log")
+# evidence (files an issue names), component (files a change's component names) and log (files
+# that past commits of matching subjects changed) are fused after the SQL (pix/retrieve/named.py)
 SQL_CHANNELS = CHANNELS[:5]
 
 # static is the transformer's stand-in on the chunks it has not embedded yet (a chunk has one of
@@ -34,6 +34,9 @@ SQL_CHANNELS = CHANNELS[:5]
 # 0.642, 0.25 0.666 / 0.648. The static table is a weak judge of code, so it may add a vote,
 # never outvote BM25. Once a chunk has its transformer vector, dense counts in full.
 STATIC = 0.25
+# log: the files that past commits of matching subjects changed (pix/retrieve/commit_log.py),
+# for the shapes a change description takes.
+LOG = 0.5
 WEIGHTS: dict[str, dict[str, float]] = {
     "path": {"dense": 0.5, "static": STATIC, "bm25": 0.5, "ident": 0.5, "path": 2.0},
     "identifier": {"dense": 0.5, "static": STATIC, "bm25": 1.0, "ident": 1.5, "path": 0.5},
@@ -47,6 +50,7 @@ WEIGHTS: dict[str, dict[str, float]] = {
         "ident": 0.5,
         "path": 0.5,
         "component": 1.0,
+        "log": LOG,
     },
     "question": {
         "dense": 1.0,
@@ -55,6 +59,7 @@ WEIGHTS: dict[str, dict[str, float]] = {
         "ident": 0.25,
         "path": 0.25,
         "component": 1.0,
+        "log": LOG,
     },
     # A how-to asks for what code does in words the code rarely uses ("merge two dicts"), so
     # BM25's matches are weak evidence and its votes bury the transformer's. Measured on
@@ -99,6 +104,27 @@ _WORD = re.compile(r"\S+")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
 COMPONENT = re.compile(r"^([\w./,\- ]{1,30}):\s")  # "router: ...", "Bash completion: ..."
 _STRIP = ".,;:!?()[]'\"`"
+
+
+# Verbs that open a change description ("Fix crash when ...", "Don't reset ..."): the most
+# frequent first words of the development commit sets, less those a how-to question opens
+# with too (check, get, set, show, return, do: "check if a file exists python").
+CHANGE_VERBS = frozenset(
+    """fix fixes fixed fixing add adds added adding allow allows don't dont use uses remove removes
+    removed avoid support supports handle handles improve improves make implement implemented
+    update updated skip accept prevent enable disable include ignore change ensure preserve keep
+    respect introduce backport revert rename refactor replace deprecate drop bump correct clean
+    cleanup simplify move expose emit warn hide""".split()
+)
+
+
+def describes_change(query: str) -> bool:
+    """Does the query read as a change to make (a commit subject): a change verb first, or a
+    component prefix (`router: ...`)?"""
+    words = query.split()
+    return bool(words) and (
+        words[0].lower().strip(",.:") in CHANGE_VERBS or bool(COMPONENT.match(query))
+    )
 
 
 @dataclass(frozen=True)

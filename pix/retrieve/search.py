@@ -7,7 +7,7 @@ import json
 import numpy as np
 
 from pix.ingest.terms import code_terms, hyphenated_names, query_terms
-from pix.retrieve import component, evidence, named
+from pix.retrieve import commit_log, component, evidence, named
 from pix.retrieve.hits import Hit, hits_of_rows
 from pix.retrieve.priors import ROLE_FACTORS, path_role
 from pix.retrieve.route import SQL_CHANNELS, Route
@@ -128,6 +128,12 @@ def search(
         hits = named.fuse(
             store.conn, snapshot_id, hits, files, component.CHANNEL, weights[component.CHANNEL],
             RRF_K, priors,
+        )  # fmt: skip
+    if weights.get(commit_log.CHANNEL, 0.0) > 0 and terms and commit_log.applies(query):
+        files = commit_log.log_files(store.conn, snapshot_id, fts_query(terms), paths)
+        hits = named.fuse(
+            store.conn, snapshot_id, hits, files, commit_log.CHANNEL,
+            weights[commit_log.CHANNEL], RRF_K, priors,
         )  # fmt: skip
     if issue is not None and "kinds" in evidence.STEPS and priors:
         hits = evidence.demote_noncode(hits)

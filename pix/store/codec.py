@@ -1,4 +1,5 @@
-"""How a blob's text is stored: UTF-8, zlib-compressed, the sqlite3 shell's sqlar convention.
+"""How a blob's text is stored: UTF-8, zlib-compressed, the sqlite3 shell's sqlar convention;
+and how a path is (`stored_path`).
 
 `content` is zlib (RFC 1950) of the text's `text_size` UTF-8 bytes, or the bytes themselves when
 compressing would not make them smaller; `sqlar_uncompress(content, text_size)` reads either,
@@ -36,3 +37,11 @@ def sqlar_uncompress(content: bytes, text_size: int) -> bytes:
     if text_size <= 0 or len(content) == text_size:
         return content
     return zlib.decompress(content)
+
+
+def stored_path(path: str) -> str:
+    """A path as the database stores it, UTF-8 text. git and the file system hand pix a name
+    that is not UTF-8 with its bytes as surrogate escapes, which SQLite cannot store: such a
+    name is written with \\x escapes (`caf\\xe9.py`) and its file skipped as unreadable, so
+    one odd name does not stop the index of the whole tree."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

@@ -14,7 +14,7 @@ from itertools import accumulate
 
 import apsw
 
-from pix.ingest import redact, scan
+from pix.ingest import commit_log, redact, scan
 from pix.ingest.chunk import CHUNKER_VERSION, chunk_file, language_for, language_for_path
 from pix.ingest.doccomments import for_model
 from pix.ingest.mask import mask, widens
@@ -170,6 +170,7 @@ def remask_outdated(store) -> int:
     with store.write():
         for blob_id, language in store.conn.execute(sql.ALL_BLOBS).fetchall():
             added += remask_blob(store.conn, blob_id, language)
+        added += commit_log.remask(store.conn)  # the git log's subjects
         store.set_meta(REDACT_VERSION_KEY, str(redact.VERSION))
     if added:
         # Deleted pages were overwritten (secure_delete); old WAL frames go with a checkpoint.

@@ -239,6 +239,11 @@ GC_SYMBOLS = "DELETE FROM symbol WHERE chunk_id NOT IN (SELECT id FROM chunk)"
 GC_BLOBS = "DELETE FROM blob WHERE sha NOT IN (SELECT blob_sha FROM snapshot_file)"
 GC_PATHS = "DELETE FROM path WHERE path NOT IN (SELECT path FROM snapshot_file)"
 GC_PATH_TERMS = "DELETE FROM path_term WHERE path_id NOT IN (SELECT id FROM path)"
+# A commit's files go with it (ON DELETE CASCADE), its FTS row by trigger.
+GC_LOG_COMMITS = """
+DELETE FROM log_commit WHERE NOT EXISTS (
+    SELECT 1 FROM snapshot_log_commit s WHERE s.commit_id = log_commit.id)
+"""
 
 # --- discover
 # Every file of a snapshot with what discover needs to narrow and cite it: its blob id (the

@@ -1,0 +1,254 @@
+"""The log channel (pix/retrieve/commit_log.py): pix with and without it, each set on its own.
+
+    python -m bench.log_bench [--sets lang,questions,exact] [--static-only] [--mirrors DIR]
+                              [--weights 0.5,1.5] [--speed]
+
+The channel reads the git log before the snapshot's commit. The development databases are
+built from one-commit snapshots (bench/devcorpora.py), which hold no history, so this bench
+writes it itself, into a copy of each cached database (devbench builds them; a missing one is
+named and its set skipped), as `pix index` would have written it on the day each question was
+asked, with the history prior's counts of the same day (bench/history_bench.py):
+
+- a commit set (`lang`: the 14 language sets; or one set's name) asks each commit subject with
+  the log of its commit's parent, read from the repository's mirror by pix/ingest/
+  commit_log.py itself (the log at the pinned commit holds the very commit asked about, and
+  every one after it);
+- the developers' questions (`questions`) and the pasted strings (`exact`) ask with the log
+  at the pinned commit.
+
+Each question's log is the only one in the copy (log_commit holds nothing else), so BM25's
+statistics over the subjects are those `pix index` would have had. pix is asked in file mode,
+top 10, without the channel and with it (and at each of `--weights`), in one process; the
+table prints nDCG@10 / MRR@10 (exact strings: the holding file first / MRR@10), each
+variant's difference in brackets. requests and click (release archives) and issueloc (the
+issue route does not use the channel) are left out.
+
+`--speed` times what the log adds: pix/ingest/commit_log.py's read at each development
+repository's newest commit (`pix index`), and the channel's two statements on the first 50
+commit subjects of each language set (a query), medians of 3 runs, ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import apsw
+
+from bench import devcorpora, devsets, metrics
+from bench.devbench import Table
+from bench.history_bench import Log, copied, described, write_counts
+from bench.quality import rank_files
+from bench.weights_bench import LANG, QUESTIONS, corpus
+from pix.errors import PixError
+from pix.ingest import commit_log as ingest_log
+from pix.ingest import history as counting
+from pix.ingest.terms import query_terms
+from pix.query import QueryEngine
+from pix.retrieve import commit_log, route
+from pix.retrieve.search import fts_query
+
+EXACT = "exact-strings"
+CLEAR_LOG = "DELETE FROM log_commit"  # files by cascade, FTS rows by trigger, links first
+CLEAR_LINKS = "DELETE FROM snapshot_log_commit"
+
+
+@contextmanager
+def log_weight(weight: float, changes_only: bool | None = None) -> Iterator[None]:
+    """The route's log weight for every shape that has one (and whether only change
+    descriptions read the log), for the duration."""
+    saved = {shape: w["log"] for shape, w in route.WEIGHTS.items() if "log" in w}
+    saved_only = commit_log.CHANGES_ONLY
+    for shape in saved:
+        route.WEIGHTS[shape]["log"] = weight
+    if changes_only is not None:
+        commit_log.CHANGES_ONLY = changes_only
+    try:
+        yield
+    finally:
+        for shape, w in saved.items():
+            route.WEIGHTS[shape]["log"] = w
+        commit_log.CHANGES_ONLY = saved_only
+
+
+def parent_log(git_dir, rev: str) -> ingest_log.Log:
+    """What pix/ingest/commit_log.py reads at `rev` (empty before a root commit)."""
+    try:
+        entries = counting.log(git_dir, "%H %ct %s", f"--max-count={ingest_log.LIMIT}", rev)
+    except PixError:  # `<root commit>^` names nothing
+        entries = []
+    return ingest_log.Log(commits=tuple(ingest_log._kept(entries)))
+
+
+def write_log(conn: apsw.Connection, snapshot_id: int, found: ingest_log.Log) -> None:
+    """The snapshot's log as `pix index` writes it, and nothing else in log_commit."""
+    with conn:
+        conn.execute(CLEAR_LINKS)
+        conn.execute(CLEAR_LOG)
+        ingest_log.write(conn, snapshot_id, found)
+
+
+def queries_of(name: str) -> tuple[str, list[dict]]:
+    """(set whose database answers, queries) for `lang` names, `q:<repo>` and `e:<repo>`."""
+    if name.startswith("e:"):
+        repo = name[2:]
+        return repo, [q for q in devsets.load_set(EXACT)[1] if q["set"] == repo]
+    _, _, qs = corpus(name, "")
+    return name.removeprefix("q:"), qs
+
+
+Variant = tuple[str, float, bool]  # label, the log's weight, only change descriptions read it
+
+
+def commit_set(name: str, variant: str, todo: list[Variant]) -> list[list] | None:
+    """Runs without the channel, then under each variant, of one set's queries."""
+    repo, qs = queries_of(name)
+    root, db, _ = corpus(repo, variant)
+    if not db.exists():
+        print(f"  {name}: no database at {db}; run bench.devbench --reuse first", file=sys.stderr)
+        return None
+    meta, _ = devsets.load_set(repo)
+    git_dir = devcorpora.mirror(meta["repo"])
+    counts = Log(git_dir, meta["pinned_commit"])
+    pinned = parent_log(git_dir, meta["pinned_commit"])
+    runs: list[list] = [[] for _ in range(len(todo) + 1)]
+    exact = name.startswith("e:")
+    with copied(db) as scratch:
+        # Opened by pix first: a database cached before migration 011 gains its tables.
+        engine = QueryEngine(db=str(scratch), cwd=str(root))
+        conn = apsw.Connection(str(scratch))
+        conn.set_busy_timeout(10_000)
+        conn.execute("PRAGMA foreign_keys = ON")
+        (snapshot_id,) = conn.execute("SELECT max(id) FROM snapshot").fetchone()
+        for q in qs:
+            write_counts(conn, snapshot_id, counts.asked(q))
+            commit = q.get("commit")
+            write_log(conn, snapshot_id, parent_log(git_dir, f"{commit}^") if commit else pinned)
+            for run, (_, weight, only) in zip(runs, [("", 0.0, False), *todo], strict=True):
+                with log_weight(weight, only):
+                    ranked = rank_files(engine, q["query"])
+                run.append((ranked[:1] if exact else ranked, q["gold_files"]))
+        conn.close()
+        engine.close()
+    return runs
+
+
+def speed(variant: str) -> Table:
+    """The cost of reading the log (`pix index`) and of the channel's statements (a query)."""
+    rows = []
+    for name in LANG:
+        meta, qs = devsets.load_set(name)
+        _, db, _ = corpus(name, variant)
+        git_dir = devcorpora.mirror(meta["repo"])
+        head = subprocess.run(
+            ["git", "--git-dir", str(git_dir), "rev-parse", "HEAD"],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+        reads = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            found = parent_log(git_dir, head)
+            reads.append((time.perf_counter() - t0) * 1000)
+        asks = []
+        with copied(db) as scratch:
+            QueryEngine(
+                db=str(scratch), cwd=str(devcorpora.snapshot(meta["repo"], meta["pinned_commit"]))
+            ).close()
+            conn = apsw.Connection(str(scratch))
+            conn.execute("PRAGMA foreign_keys = ON")
+            (snapshot_id,) = conn.execute("SELECT max(id) FROM snapshot").fetchone()
+            write_log(conn, snapshot_id, parent_log(git_dir, meta["pinned_commit"]))
+            for q in qs[:50]:
+                terms = query_terms(q["query"])
+                times = []
+                for _ in range(3):
+                    t0 = time.perf_counter()
+                    commit_log.log_files(conn, snapshot_id, fts_query(terms), None)
+                    times.append((time.perf_counter() - t0) * 1000)
+                asks.append(statistics.median(times))
+            conn.close()
+        cells = {
+            "commits kept": len(found.commits),
+            "read ms": statistics.median(reads),
+            "query ms": statistics.median(asks),
+        }
+        rows.append((f"{name} ({meta['repo']})", cells))
+    return Table(
+        "the log: reading it at the newest commit (pix index), the channel's statements (a query)",
+        ["commits kept", "read ms", "query ms"],
+        rows,
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sets", default="lang,questions,exact")
+    parser.add_argument("--static-only", action="store_true")
+    parser.add_argument("--mirrors")
+    parser.add_argument("--weights", default="", help="other log weights, comma-separated")
+    parser.add_argument(
+        "--changes-only",
+        action="store_true",
+        help="each weight again, only change descriptions reading the log (or all, if shipped so)",
+    )
+    parser.add_argument("--speed", action="store_true", help="time the log, then stop")
+    args = parser.parse_args(argv)
+    devcorpora.set_mirrors(args.mirrors)
+    variant = "-static" if args.static_only else ""
+    if args.speed:
+        print(speed(variant).render())
+        return
+    shipped = commit_log.CHANGES_ONLY
+    todo: list[Variant] = [(f"with (weight {route.LOG})", route.LOG, shipped)]
+    todo += [(f"weight {w}", float(w), shipped) for w in args.weights.split(",") if w]
+    if args.changes_only:  # each weight again, with the other reading of CHANGES_ONLY
+        other = "every question" if shipped else "change descriptions only"
+        todo += [(f"{label}, {other}", w, not shipped) for label, w, _ in list(todo)]
+    labels = ["without", *(label for label, *_ in todo)]
+    names: list[str] = []
+    for part in args.sets.split(","):
+        if part == "lang":
+            names += LANG
+        elif part == QUESTIONS:
+            names += sorted({f"q:{q['set']}" for q in devsets.load_set(QUESTIONS)[1]})
+        elif part == "exact":
+            names += sorted({f"e:{q['set']}" for q in devsets.load_set(EXACT)[1]})
+        elif part:
+            names.append(part)
+    rows: list[tuple[str, dict]] = []
+    per_set: list[list[dict]] = []
+    pooled = {"q:": [[] for _ in labels], "e:": [[] for _ in labels]}
+    for name in names:
+        got = commit_set(name, variant, todo)
+        if not got:
+            continue
+        print(f"  {name}: {len(got[0])} queries", file=sys.stderr, flush=True)
+        if name[:2] in pooled:
+            for into, run in zip(pooled[name[:2]], got, strict=True):
+                into.extend(run)
+            continue
+        rows.append((name, described([metrics.evaluate(run) for run in got], labels)))
+        per_set.append([metrics.evaluate(run) for run in got])
+    if per_set:
+        means = [
+            {k: sum(s[i][k] for s in per_set) / len(per_set) for k in ("ndcg@10", "mrr@10")}
+            for i in range(len(labels))
+        ]
+        rows.append((f"**mean of {len(per_set)} commit sets**", described(means, labels)))
+    for prefix, title in (("q:", "developers' questions"), ("e:", "exact strings (first)")):
+        runs = pooled[prefix]
+        if runs[0]:
+            scores = [metrics.evaluate(run) for run in runs]
+            rows.append((f"{title} ({len(runs[0])})", described(scores, labels)))
+    tier = "static-only" if variant else "transformer"
+    title = f"the log channel, file mode, nDCG@10 / MRR@10 ({tier})"
+    print(Table(title, labels, rows).render())
+
+
+if __name__ == "__main__":
+    main()

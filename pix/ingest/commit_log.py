@@ -1,0 +1,144 @@
+"""The git log the log channel reads (pix/retrieve/commit_log.py): a snapshot's newest commits.
+
+Read at index time from the commits reachable from the snapshot's commit, that commit included
+(so `pix index --at` an old commit reads that commit's past), newest first: of the newest LIMIT
+commits (merges included), those that changed 1 to MAX_FILES files, each with its subject and
+the files it changed. A commit that changed more (a sweep, a merge of a branch, a rename of a
+folder) says nothing about where a change of its kind goes; a merge lists no files. A re-index
+at the same commit (an edit in the work tree) keeps the last snapshot's log without reading
+git again.
+
+Stored once per commit (log_commit, log_commit_file) however many snapshots reach it, and
+linked to each snapshot (snapshot_log_commit); `snapshot.log_commits` counts the links, NULL
+where no log was read (a folder without git, or a snapshot written before migration 011).
+Subjects are masked as a file's text is (pix/ingest/mask.py), and again by a newer detector.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import apsw
+
+from pix.errors import PixError
+from pix.ingest import scan
+from pix.ingest.history import log
+from pix.ingest.mask import mask
+from pix.ingest.redact import may_hold_secret
+from pix.ingest.terms import identifier_parts
+from pix.store import codec
+
+LIMIT = 1000
+MAX_FILES = 5
+
+INSERT_COMMITS = """
+INSERT INTO log_commit(sha, committed, subject, parts)
+SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3
+FROM json_each(:commits) AS j WHERE true
+ON CONFLICT(sha) DO NOTHING
+"""
+INSERT_FILES = """
+INSERT OR IGNORE INTO log_commit_file(commit_id, path)
+SELECT c.id, f.value
+FROM json_each(:commits) AS j JOIN log_commit c ON c.sha = j.value ->> 0,
+    json_each(j.value -> 4) AS f
+"""
+LINK_COMMITS = """
+INSERT OR IGNORE INTO snapshot_log_commit(snapshot_id, commit_id)
+SELECT :snapshot, c.id FROM json_each(:commits) AS j JOIN log_commit c ON c.sha = j.value ->> 0
+"""
+COPY_LINKS = """
+INSERT OR IGNORE INTO snapshot_log_commit(snapshot_id, commit_id)
+SELECT :snapshot, commit_id FROM snapshot_log_commit WHERE snapshot_id = :source
+"""
+COUNT_LINKS = """
+UPDATE snapshot SET log_commits = (
+    SELECT count(*) FROM snapshot_log_commit WHERE snapshot_id = :snapshot
+) WHERE id = :snapshot
+"""
+SNAPSHOT_LOG_READ = "SELECT log_commits IS NOT NULL FROM snapshot WHERE id = ?"
+ALL_SUBJECTS = "SELECT id, subject FROM log_commit"
+SET_SUBJECT = "UPDATE log_commit SET subject = ?, parts = ? WHERE id = ?"
+
+
+@dataclass(frozen=True)
+class Log:
+    """What a snapshot's log is: read from git (`commits`: [sha, committed, subject, parts,
+    [paths]] each), or the same as another snapshot's (`source`, a snapshot of the same
+    commit)."""
+
+    commits: tuple[tuple, ...] = ()
+    source: int | None = None
+
+
+def read(conn: apsw.Connection, listing: scan.Listing, previous: tuple | None = None) -> Log | None:
+    """The log for a listing's snapshot (None: no commit, or git could not read its history:
+    the snapshot's log stays unread, never a failed index). `previous` (id, commit, ...): the
+    work tree's last snapshot, whose log stands if it is of the same commit and was read."""
+    sha = listing.commit_sha
+    if listing.kind == "folder" or not sha:
+        return None
+    if previous and previous[1] == sha and is_read(conn, previous[0]):
+        return Log(source=previous[0])
+    try:
+        entries = log(listing.root, "%H %ct %s", f"--max-count={LIMIT}", sha)
+        return Log(commits=tuple(_kept(entries)))
+    except (PixError, ValueError):
+        return None
+
+
+def _kept(entries: list[tuple[str, list[str]]]) -> list[tuple]:
+    """The commits that changed 1 to MAX_FILES files, as [sha, committed, subject, parts,
+    paths], each path as the database stores it (pix.store.codec.stored_path: a name that is
+    not UTF-8 is written with escapes, as pix names it everywhere)."""
+    kept = []
+    for head, changed in entries:
+        sha, committed, subject = (head.split(" ", 2) + [""])[:3]
+        if 0 < len(changed) <= MAX_FILES:
+            subject = masked(subject)
+            paths = sorted({codec.stored_path(p) for p in changed})
+            kept.append((sha, int(committed), subject, identifier_parts(subject), paths))
+    return kept
+
+
+def masked(subject: str) -> str:
+    """A subject with its secrets masked as a file's are: a token pasted into a commit
+    message is no safer in the database than one in the code."""
+    return mask(subject, None).text if may_hold_secret(subject) else subject
+
+
+def remask(conn: apsw.Connection) -> int:
+    """Mask every stored subject again (a newer secret detector: pix/store/content.py
+    remask_outdated), inside the caller's transaction; how many changed."""
+    changed = 0
+    for commit_id, subject in conn.execute(ALL_SUBJECTS).fetchall():
+        now = masked(subject)
+        if now != subject:
+            conn.execute(SET_SUBJECT, (now, identifier_parts(now), commit_id))
+            changed += 1
+    return changed
+
+
+def is_read(conn: apsw.Connection, snapshot_id: int) -> bool:
+    """Whether the snapshot's log was read (else migration 011 came after it)."""
+    row = conn.execute(SNAPSHOT_LOG_READ, (snapshot_id,)).fetchone()
+    return bool(row and row[0])
+
+
+def write(conn: apsw.Connection, snapshot_id: int, found: Log | None) -> None:
+    """Link the snapshot to its log, inside the caller's transaction (nothing when unread)."""
+    if found is None:
+        return
+    if found.source is not None:
+        # Read before the write began: another pix may have replaced that snapshot since.
+        # Then this one's log stays unread (NULL), and the next index reads it from git.
+        if not is_read(conn, found.source):
+            return
+        conn.execute(COPY_LINKS, {"snapshot": snapshot_id, "source": found.source})
+    else:
+        commits = json.dumps(found.commits)
+        conn.execute(INSERT_COMMITS, {"commits": commits})
+        conn.execute(INSERT_FILES, {"commits": commits})
+        conn.execute(LINK_COMMITS, {"snapshot": snapshot_id, "commits": commits})
+    conn.execute(COUNT_LINKS, {"snapshot": snapshot_id})

@@ -1,0 +1,55 @@
+"""bench/log_bench.py: a commit subject is asked with the log of its commit's parent (never its
+own commit or a later one), each question's log is the only one in the database, and a
+variant's weight is undone after it is asked."""
+
+from __future__ import annotations
+
+import apsw
+from conftest import commit, git, write
+
+from bench import log_bench
+from pix.retrieve import commit_log, route
+from pix.store import sql
+from pix.store.db import open_store
+
+
+def test_a_subject_is_asked_with_the_log_before_its_own_commit(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    shas = []
+    for n in range(3):
+        write(repo, {f"f{n}.py": f"N = {n}\n"})
+        shas.append(commit(repo, f"add module {n}"))
+    subjects = [c[2] for c in log_bench.parent_log(repo, f"{shas[2]}^").commits]
+    assert subjects == ["add module 1", "add module 0"]  # newest first; not module 2 itself
+    assert log_bench.parent_log(repo, f"{shas[0]}^").commits == ()  # a root commit: no past
+
+    store = open_store(tmp_path / "index.db", create=True)
+    store.conn.execute(sql.INSERT_SNAPSHOT, ("commit", "/", shas[2], None, 0, "0", ""))
+    store.close()
+    conn = apsw.Connection(str(tmp_path / "index.db"))
+    conn.execute("PRAGMA foreign_keys = ON")
+    log_bench.write_log(conn, 1, log_bench.parent_log(repo, shas[2]))
+    log_bench.write_log(conn, 1, log_bench.parent_log(repo, shas[1]))
+    # the second question's log replaced the first's, subjects and their search rows alike
+    assert conn.execute("SELECT subject FROM log_commit ORDER BY subject").fetchall() == [
+        ("add module 0",),
+        ("add module 1",),
+    ]
+    fts = "SELECT count(*) FROM log_commit_fts WHERE log_commit_fts MATCH 'module'"
+    assert conn.execute(fts).fetchall() == [(2,)]
+    files = commit_log.log_files(conn, 1, '"module"', None)
+    assert files == []  # the snapshot holds none of the files (no snapshot_file rows)
+    assert conn.execute("SELECT log_commits FROM snapshot").fetchall() == [(2,)]
+    conn.close()
+
+
+def test_a_variant_weight_is_undone_after_it_is_asked():
+    shipped = {shape: dict(w) for shape, w in route.WEIGHTS.items()}
+    only = commit_log.CHANGES_ONLY
+    with log_bench.log_weight(2.0, changes_only=not only):
+        assert route.WEIGHTS["question"]["log"] == 2.0
+        assert commit_log.CHANGES_ONLY is not only
+    assert route.WEIGHTS == shipped
+    assert commit_log.CHANGES_ONLY is only
