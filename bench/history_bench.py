@@ -221,6 +221,16 @@ def described(scores: list[dict], labels: list[str], acc: bool = False) -> dict[
     return out
 
 
+def mean_row(per_set: list[list[dict]], labels: list[str]) -> tuple[str, dict[str, str]]:
+    """The row of each variant's nDCG@10 / MRR@10 over the commit sets (`per_set`: each
+    set's scores, a variant each), the differences to the first."""
+    means = [
+        {k: sum(s[i][k] for s in per_set) / len(per_set) for k in ("ndcg@10", "mrr@10")}
+        for i in range(len(labels))
+    ]
+    return f"**mean of {len(per_set)} commit sets**", described(means, labels)
+
+
 def speed(names: list[str]) -> Table:
     """The cost of counting a year of history, per development repository."""
     rows = []
@@ -299,11 +309,7 @@ def main(argv: list[str] | None = None) -> None:
         rows.append((name, cells(got, labels)))
         per_set.append([metrics.evaluate(run) for run in got])
     if per_set:
-        means = [
-            {k: sum(s[i][k] for s in per_set) / len(per_set) for k in ("ndcg@10", "mrr@10")}
-            for i in range(len(labels))
-        ]
-        rows.append((f"**mean of {len(per_set)} commit sets**", described(means, labels)))
+        rows.append(mean_row(per_set, labels))
     if questions[0]:
         rows.append((f"developers' questions ({len(questions[0])})", cells(questions, labels)))
     if issues[0]:

@@ -42,12 +42,11 @@ import apsw
 
 from bench import devcorpora, devsets, metrics
 from bench.devbench import Table
-from bench.history_bench import Log, copied, described, write_counts
+from bench.history_bench import Log, copied, described, mean_row, write_counts
 from bench.quality import rank_files
-from bench.weights_bench import LANG, QUESTIONS, corpus
+from bench.weights_bench import LANG, corpus, expand
 from pix.errors import PixError
 from pix.ingest import commit_log as ingest_log
-from pix.ingest import history as counting
 from pix.ingest.terms import query_terms
 from pix.query import QueryEngine
 from pix.retrieve import commit_log, route
@@ -59,30 +58,24 @@ CLEAR_LINKS = "DELETE FROM snapshot_log_commit"
 
 
 @contextmanager
-def log_weight(weight: float, changes_only: bool | None = None) -> Iterator[None]:
-    """The route's log weight for every shape that has one (and whether only change
-    descriptions read the log), for the duration."""
+def log_weight(weight: float) -> Iterator[None]:
+    """The route's log weight for every shape that has one, for the duration."""
     saved = {shape: w["log"] for shape, w in route.WEIGHTS.items() if "log" in w}
-    saved_only = commit_log.CHANGES_ONLY
     for shape in saved:
         route.WEIGHTS[shape]["log"] = weight
-    if changes_only is not None:
-        commit_log.CHANGES_ONLY = changes_only
     try:
         yield
     finally:
         for shape, w in saved.items():
             route.WEIGHTS[shape]["log"] = w
-        commit_log.CHANGES_ONLY = saved_only
 
 
 def parent_log(git_dir, rev: str) -> ingest_log.Log:
     """What pix/ingest/commit_log.py reads at `rev` (empty before a root commit)."""
     try:
-        entries = counting.log(git_dir, "%H %ct %s", f"--max-count={ingest_log.LIMIT}", rev)
+        return ingest_log.from_git(git_dir, rev)
     except PixError:  # `<root commit>^` names nothing
-        entries = []
-    return ingest_log.Log(commits=tuple(ingest_log._kept(entries)))
+        return ingest_log.Log()
 
 
 def write_log(conn: apsw.Connection, snapshot_id: int, found: ingest_log.Log) -> None:
@@ -102,7 +95,8 @@ def queries_of(name: str) -> tuple[str, list[dict]]:
     return name.removeprefix("q:"), qs
 
 
-Variant = tuple[str, float, bool]  # label, the log's weight, only change descriptions read it
+# label, the log's weight, whether only change descriptions (route.describes_change) read it
+Variant = tuple[str, float, bool]
 
 
 def commit_set(name: str, variant: str, todo: list[Variant]) -> list[list] | None:
@@ -129,8 +123,9 @@ def commit_set(name: str, variant: str, todo: list[Variant]) -> list[list] | Non
             write_counts(conn, snapshot_id, counts.asked(q))
             commit = q.get("commit")
             write_log(conn, snapshot_id, parent_log(git_dir, f"{commit}^") if commit else pinned)
+            change = route.describes_change(q["query"])
             for run, (_, weight, only) in zip(runs, [("", 0.0, False), *todo], strict=True):
-                with log_weight(weight, only):
+                with log_weight(weight if change or not only else 0.0):
                     ranked = rank_files(engine, q["query"])
                 run.append((ranked[:1] if exact else ranked, q["gold_files"]))
         conn.close()
@@ -194,7 +189,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--changes-only",
         action="store_true",
-        help="each weight again, only change descriptions reading the log (or all, if shipped so)",
+        help="each weight again, only change descriptions reading the log (not shipped)",
     )
     parser.add_argument("--speed", action="store_true", help="time the log, then stop")
     args = parser.parse_args(argv)
@@ -203,23 +198,15 @@ def main(argv: list[str] | None = None) -> None:
     if args.speed:
         print(speed(variant).render())
         return
-    shipped = commit_log.CHANGES_ONLY
-    todo: list[Variant] = [(f"with (weight {route.LOG})", route.LOG, shipped)]
-    todo += [(f"weight {w}", float(w), shipped) for w in args.weights.split(",") if w]
-    if args.changes_only:  # each weight again, with the other reading of CHANGES_ONLY
-        other = "every question" if shipped else "change descriptions only"
-        todo += [(f"{label}, {other}", w, not shipped) for label, w, _ in list(todo)]
+    todo: list[Variant] = [(f"with (weight {route.LOG})", route.LOG, False)]
+    todo += [(f"weight {w}", float(w), False) for w in args.weights.split(",") if w]
+    if args.changes_only:  # each weight again, read by change descriptions only
+        todo += [(f"{label}, change descriptions only", w, True) for label, w, _ in list(todo)]
     labels = ["without", *(label for label, *_ in todo)]
-    names: list[str] = []
-    for part in args.sets.split(","):
-        if part == "lang":
-            names += LANG
-        elif part == QUESTIONS:
-            names += sorted({f"q:{q['set']}" for q in devsets.load_set(QUESTIONS)[1]})
-        elif part == "exact":
-            names += sorted({f"e:{q['set']}" for q in devsets.load_set(EXACT)[1]})
-        elif part:
-            names.append(part)
+    exact = sorted({f"e:{q['set']}" for q in devsets.load_set(EXACT)[1]})
+    # weights_bench's names (`lang` a set each, the questions one `q:<repo>` each), the pasted
+    # strings one `e:<repo>` each
+    names = [n for item in expand(args.sets) for n in (exact if item == "exact" else [item])]
     rows: list[tuple[str, dict]] = []
     per_set: list[list[dict]] = []
     pooled = {"q:": [[] for _ in labels], "e:": [[] for _ in labels]}
@@ -232,14 +219,11 @@ def main(argv: list[str] | None = None) -> None:
             for into, run in zip(pooled[name[:2]], got, strict=True):
                 into.extend(run)
             continue
-        rows.append((name, described([metrics.evaluate(run) for run in got], labels)))
-        per_set.append([metrics.evaluate(run) for run in got])
+        scores = [metrics.evaluate(run) for run in got]
+        rows.append((name, described(scores, labels)))
+        per_set.append(scores)
     if per_set:
-        means = [
-            {k: sum(s[i][k] for s in per_set) / len(per_set) for k in ("ndcg@10", "mrr@10")}
-            for i in range(len(labels))
-        ]
-        rows.append((f"**mean of {len(per_set)} commit sets**", described(means, labels)))
+        rows.append(mean_row(per_set, labels))
     for prefix, title in (("q:", "developers' questions"), ("e:", "exact strings (first)")):
         runs = pooled[prefix]
         if runs[0]:

@@ -487,14 +487,16 @@ def _keyword_phase(
     # before the write, and only for a snapshot that will need them: a re-index that keeps its
     # counted snapshot (nothing changed: every MCP refresh) reads nothing. Should another pix
     # change that picture meanwhile, the snapshot stays uncounted until the next index.
-    keeps_counted = bool(row) and unchanged(row) and not history.uncounted(conn, row[0])
+    kept = bool(row) and unchanged(row)
+    keeps_counted = kept and not history.uncounted(conn, row[0])
     recent = (
         None
         if keeps_counted
         else history.snapshot_counts(conn, listing, row, (f[0] for f in files))
     )
-    keeps_log = bool(row) and unchanged(row) and commit_log.is_read(conn, row[0])
-    past = None if keeps_log else commit_log.read(conn, listing, row)
+    past = (
+        None if kept and commit_log.is_read(conn, row[0]) else commit_log.read(conn, listing, row)
+    )
 
     with store.write():
         # Decided inside the write: another pix indexing the same tree at once may have just
@@ -509,8 +511,7 @@ def _keyword_phase(
         if reuse:
             snapshot_id = latest[0]
             history.count_kept(conn, snapshot_id, recent)
-            if not commit_log.is_read(conn, snapshot_id):
-                commit_log.write(conn, snapshot_id, past)
+            commit_log.write(conn, snapshot_id, past)
         else:
             snapshot_id = _insert_snapshot(
                 conn, listing, root_key, dirty, fingerprint, files, recent

@@ -185,12 +185,12 @@ def commit(repo: Path, message: str = "change") -> str:
     return git(repo, "rev-parse", "HEAD")
 
 
-def new_repo(root: Path, files: dict[str, str | bytes]) -> Path:
+def new_repo(root: Path, files: dict[str, str | bytes], message: str = "initial") -> Path:
     """A git repository at `root` with one commit of `files`."""
     root.mkdir(parents=True, exist_ok=True)
     git(root, "init", "-q", "-b", "main")
     write(root, files)
-    commit(root, "initial")
+    commit(root, message)
     return root
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import apsw
 import jsonschema
 import pytest
-from conftest import commit, git, pix, pix_json, write
+from conftest import commit, git, new_repo, pix, pix_json, write
 
 from pix.index import index_repository
 from pix.ingest import commit_log as ingest_log
@@ -42,6 +42,7 @@ complete -F _{name}_complete {name}
 """
 # Names no command: only the log ties "known hosts" to ssh.
 CHANGE = "Fix completing user names before the known hosts"
+TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"  # a GitHub token's shape, made up
 
 
 @pytest.fixture(scope="module")
@@ -71,11 +72,7 @@ def repo(tmp_path_factory, embedder) -> tuple[Path, Path, dict[str, str]]:
 @pytest.fixture
 def one_module(tmp_path, embedder) -> tuple[Path, Path]:
     """A repository of one commit ("add the first module": a.py), indexed into index.db."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    write(root, {"a.py": "A = 1\n"})
-    commit(root, "add the first module")
+    root = new_repo(tmp_path / "repo", {"a.py": "A = 1\n"}, "add the first module")
     db = tmp_path / "index.db"
     index_repository(str(root), str(db), embedder=embedder)
     return root, db
@@ -271,18 +268,13 @@ def test_the_channel_can_be_asked_alone_from_the_command_line(repo):
 
 
 def test_a_secret_in_a_subject_is_masked_before_it_is_stored(tmp_path, embedder):
-    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    write(root, {"ci.sh": "echo build\n"})
-    commit(root, f"ci: stop leaking {token}")
+    root = new_repo(tmp_path / "repo", {"ci.sh": "echo build\n"}, f"ci: stop leaking {TOKEN}")
     db = tmp_path / "index.db"
     index_repository(str(root), str(db), embedder=embedder)
     assert rows(db, "SELECT subject FROM log_commit") == [
         ("ci: stop leaking [REDACTED:github_token]",)
     ]
-    assert token.encode() not in db.read_bytes()
+    assert TOKEN.encode() not in db.read_bytes()
 
 
 def test_an_explanation_for_people_names_the_commit_that_matched(repo):
@@ -300,23 +292,18 @@ def test_an_explanation_for_people_names_the_commit_that_matched(repo):
 def test_a_newer_detector_masks_a_stored_subject_again(tmp_path, embedder, monkeypatch):
     from pix.ingest import mask, redact
 
-    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    write(root, {"ci.sh": "echo build\n"})
-    commit(root, f"ci: stop leaking {token}")
+    root = new_repo(tmp_path / "repo", {"ci.sh": "echo build\n"}, f"ci: stop leaking {TOKEN}")
     db = tmp_path / "index.db"
     with monkeypatch.context() as m:  # an older detector that knew no secret kind
         m.setattr(mask, "find_secrets", lambda text, language=None: [])
         m.setattr(redact, "VERSION", 1)
         index_repository(str(root), str(db), embedder=embedder)
-    assert rows(db, "SELECT subject FROM log_commit") == [(f"ci: stop leaking {token}",)]
+    assert rows(db, "SELECT subject FROM log_commit") == [(f"ci: stop leaking {TOKEN}",)]
     index_repository(str(root), str(db), embedder=embedder)  # the real detector, newer
     assert rows(db, "SELECT subject FROM log_commit") == [
         ("ci: stop leaking [REDACTED:github_token]",)
     ]
-    assert rows(db, "SELECT 1 FROM log_commit_fts WHERE log_commit_fts MATCH ?", token) == []
+    assert rows(db, "SELECT 1 FROM log_commit_fts WHERE log_commit_fts MATCH ?", TOKEN) == []
     rows(db, "INSERT INTO log_commit_fts(log_commit_fts) VALUES ('integrity-check')")
 
 

@@ -47,9 +47,6 @@ def test_a_subject_is_asked_with_the_log_before_its_own_commit(tmp_path):
 
 def test_a_variant_weight_is_undone_after_it_is_asked():
     shipped = {shape: dict(w) for shape, w in route.WEIGHTS.items()}
-    only = commit_log.CHANGES_ONLY
-    with log_bench.log_weight(2.0, changes_only=not only):
+    with log_bench.log_weight(2.0):
         assert route.WEIGHTS["question"]["log"] == 2.0
-        assert commit_log.CHANGES_ONLY is not only
     assert route.WEIGHTS == shipped
-    assert commit_log.CHANGES_ONLY is only

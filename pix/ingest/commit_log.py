@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import apsw
 
@@ -82,10 +83,14 @@ def read(conn: apsw.Connection, listing: scan.Listing, previous: tuple | None = 
     if previous and previous[1] == sha and is_read(conn, previous[0]):
         return Log(source=previous[0])
     try:
-        entries = log(listing.root, "%H %ct %s", f"--max-count={LIMIT}", sha)
-        return Log(commits=tuple(_kept(entries)))
+        return from_git(listing.root, sha)
     except (PixError, ValueError):
         return None
+
+
+def from_git(root: Path, rev: str) -> Log:
+    """The log at `rev` as `git log` gives it (PixError: git could not read it)."""
+    return Log(commits=tuple(_kept(log(root, "%H %ct %s", f"--max-count={LIMIT}", rev))))
 
 
 def _kept(entries: list[tuple[str, list[str]]]) -> list[tuple]:

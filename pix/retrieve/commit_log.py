@@ -26,15 +26,11 @@ import math
 import apsw
 
 from pix.retrieve.named import NamedFile
-from pix.retrieve.route import describes_change
 
 CHANNEL = "log"
 TOP_COMMITS = 20  # the subjects that vote
 LIMIT = 20  # files the channel may name, as many as the path channel
 MIN_SHARE = 0.01  # a file of fewer votes than this share of the first's adds nothing visible
-# Only queries that read as a change to make (pix/retrieve/route.py describes_change), or
-# every question- and keyword-shaped one.
-CHANGES_ONLY = False
 SHOWN = 3  # the commits an explanation names for a file, best match first
 SHA_CHARS = 12
 
@@ -49,24 +45,20 @@ WHERE log_commit_fts MATCH :fts
 ORDER BY score DESC, l.commit_id
 LIMIT :top
 """
-# Each file those commits changed that the snapshot holds (within :paths, if given), with how
-# many files its commit changed in all.
+# Each file those commits (:commits, best match first) changed that the snapshot holds (within
+# :paths, if given), with how many files its commit changed in all; in the commits' order.
 CHANGED_FILES = """
 WITH changed AS (
-    SELECT f.commit_id, f.path, count(*) OVER (PARTITION BY f.commit_id) AS files
-    FROM log_commit_file f WHERE f.commit_id IN (SELECT value FROM json_each(:commits))
+    SELECT m.key AS place, f.commit_id, f.path,
+           count(*) OVER (PARTITION BY f.commit_id) AS files
+    FROM json_each(:commits) AS m JOIN log_commit_file f ON f.commit_id = m.value
 )
 SELECT c.commit_id, c.path, c.files FROM changed c
 WHERE EXISTS (
     SELECT 1 FROM snapshot_file s WHERE s.snapshot_id = :snapshot AND s.path = c.path)
   AND (:paths IS NULL OR c.path IN (SELECT value FROM json_each(:paths)))
-ORDER BY c.commit_id, c.path
+ORDER BY c.place, c.path
 """
-
-
-def applies(query: str) -> bool:
-    """Whether the channel reads this (question- or keyword-shaped) query."""
-    return not CHANGES_ONLY or describes_change(query)
 
 
 def log_files(
@@ -85,7 +77,7 @@ def log_files(
         commit: {"sha": sha[:SHA_CHARS], "subject": subject} for commit, _, sha, subject in matched
     }
     votes: dict[str, float] = {}
-    voters: dict[str, list[int]] = {}  # path -> its commits, best match first
+    voters: dict[str, list[int]] = {}  # path -> its commits, best match first (as the rows)
     rows = conn.execute(
         CHANGED_FILES,
         {
@@ -101,15 +93,12 @@ def log_files(
     if not ranked:
         return []
     top = ranked[0][1]
-    order = {commit: i for i, (commit, *_) in enumerate(matched)}
     return [
         NamedFile(
             path,
             round(vote, 6),
             share=vote / top,
-            explained=(
-                ("commits", [said[c] for c in sorted(voters[path], key=order.get)[:SHOWN]]),
-            ),
+            explained=(("commits", [said[c] for c in voters[path][:SHOWN]]),),
         )
         for path, vote in ranked
         if vote >= MIN_SHARE * top

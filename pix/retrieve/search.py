@@ -129,8 +129,8 @@ def search(
             store.conn, snapshot_id, hits, files, component.CHANNEL, weights[component.CHANNEL],
             RRF_K, priors,
         )  # fmt: skip
-    if weights.get(commit_log.CHANNEL, 0.0) > 0 and terms and commit_log.applies(query):
-        files = commit_log.log_files(store.conn, snapshot_id, fts_query(terms), paths)
+    if weights.get(commit_log.CHANNEL, 0.0) > 0 and terms:
+        files = commit_log.log_files(store.conn, snapshot_id, params["fts"], paths)
         hits = named.fuse(
             store.conn, snapshot_id, hits, files, commit_log.CHANNEL,
             weights[commit_log.CHANNEL], RRF_K, priors,
