@@ -41,7 +41,8 @@ from bench import corpora
 from pix.discover import discover, trigram
 from pix.discover.engine import Matcher, plan_narrowing
 from pix.discover.request import Hypothesis
-from pix.index import index_repository, locate
+from pix.index import index_repository
+from pix.locate import locate
 from pix.snapshot import changed_files, select_snapshot
 from pix.store import open_store, sql
 

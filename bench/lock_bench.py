@@ -25,7 +25,7 @@ from pathlib import Path
 from bench.corpora import _GIT_ENV
 from pix.index import index_repository
 from pix.shards import THREADS, ShardSet
-from pix.store.db import LOCK_TIMEOUT_ENV
+from pix.store.lock_wait import LOCK_TIMEOUT_ENV
 from pix.workspace import load_workspace
 
 HOLDER = """

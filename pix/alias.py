@@ -20,8 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from pix.errors import UsageError, shown_value
-from pix.index import locate, open_index
 from pix.ingest import scan
+from pix.locate import locate, open_index
 from pix.query import QueryEngine
 from pix.request import MAX_QUERY_CHARS, TOP_MAX, TOP_MIN, QueryRequest, check_request
 from pix.schemas import first_problem, validator

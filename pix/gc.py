@@ -11,7 +11,7 @@ only, so VACUUM then rewrites the file without them and the WAL is truncated.
 from __future__ import annotations
 
 from pix.errors import UsageError
-from pix.index import locate, open_index
+from pix.locate import locate, open_index
 from pix.store import sql
 
 SCHEMA_VERSION = 1  # schema/gc-response.v1.json

@@ -31,7 +31,8 @@ from mcp.server import Server
 
 from pix import __version__, alias, interrupt
 from pix.errors import DatabaseError, NotIndexedError, PixError, UsageError, as_pix_error
-from pix.index import index_repository, locate
+from pix.index import index_repository
+from pix.locate import locate
 from pix.mcp_wire import serve_stdio
 from pix.pack import PackRequest
 from pix.query import QueryEngine, QueryRequest, other_tree

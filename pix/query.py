@@ -18,9 +18,10 @@ from pix.errors import (
     NotIndexedError,
     PixError,
 )
-from pix.index import index_repository, locate, open_index
+from pix.index import index_repository
 from pix.ingest import redact
 from pix.ingest.embed import check_identity, model_identity, quantize
+from pix.locate import locate, open_index
 from pix.output.budget import apply_budget
 from pix.output.pathtext import path_sample
 from pix.output.result import hydrate, project, shown_lines

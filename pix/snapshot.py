@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pix.errors import NotIndexedError, PixError, UsageError
-from pix.index import Target, excluded_paths, locate
 from pix.ingest import scan
+from pix.locate import Target, excluded_paths, locate
 from pix.output.pathtext import path_sample
 from pix.store import codec, search_sql, sql
 from pix.store.db import Store

@@ -6,8 +6,8 @@ import contextlib
 from dataclasses import replace
 
 from pix.errors import PixError
-from pix.index import locate, open_index
 from pix.ingest.embed import model_identity
+from pix.locate import locate, open_index
 from pix.schemas import json_name
 from pix.snapshot import changed_files, judged_snapshot, other_tree
 from pix.store import sql
@@ -28,7 +28,7 @@ def _model(recorded: dict[str, str | None]) -> dict:
 def status(db: str | None = None, cwd: str | None = None, tree_here: bool = True) -> dict:
     """What `pix status --json` prints and the MCP status tool returns
     (schema/status-response.v1.json). `tree_here`: False for a workspace's bare `db` entry
-    (pix.index.Target.tree_here)."""
+    (pix.locate.Target.tree_here)."""
     target = replace(locate(cwd, db), tree_here=tree_here)
     store = open_index(target, check=True)
     try:

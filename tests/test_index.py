@@ -223,8 +223,9 @@ def test_text_in_utf16_is_not_text_rather_than_binary(make_repo, index):
 
 
 def test_a_checkout_while_the_files_are_read_makes_the_snapshot_dirty(make_repo):
-    from pix.index import _dirty, locate
+    from pix.index import _dirty
     from pix.ingest import scan
+    from pix.locate import locate
 
     repo = make_repo({"a.py": "x = 1\n"})
     git(repo, "checkout", "-q", "-b", "feature")

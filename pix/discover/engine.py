@@ -34,7 +34,7 @@ from pix.discover.scope import (
 )
 from pix.discover.verify import Excerpt, FileResult, Matcher
 from pix.errors import UsageError
-from pix.index import locate, open_index
+from pix.locate import locate, open_index
 from pix.output.pathtext import path_sample, shown_path
 from pix.snapshot import changed_files, searched_tree, select_snapshot
 from pix.store import sql
@@ -124,7 +124,7 @@ def discover(
     secrets masked unless `reveal` (the CLI's owner-only --show-secrets). `started`
     (time.monotonic()): when the time budget began, if before this call (a workspace's shards
     share one budget). `tree_here`: False for a workspace's bare `db` entry
-    (pix.index.Target.tree_here). `roots_here`: the request's roots are relative to the folder
+    (pix.locate.Target.tree_here). `roots_here`: the request's roots are relative to the folder
     pix runs in (`cwd`), as a shell means them (the CLI's --root), not to the tree's top."""
     started = time.monotonic() if started is None else started
     req = parse_request(request)  # a dict, validated

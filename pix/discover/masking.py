@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 
 from pix.discover.verify import Excerpt, excerpt
-from pix.index import Target
+from pix.locate import Target
 from pix.output.shown import Redactions, ShownFile
 from pix.snapshot import Originals
 from pix.store import codec, search_sql, sql

@@ -8,10 +8,8 @@ migrations/, each applied in one transaction and recorded in the `migration` tab
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import re
-import sys
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -28,20 +26,10 @@ from pix.errors import (
     DatabaseError,
     NotIndexedError,
     PixError,
-    UsageError,
 )
 from pix.paths import MIGRATIONS_DIR
 from pix.store import codec, sql
-
-# How long a writer waits for another's transaction. The longest is a keyword-phase batch of
-# another `pix index` (chunking up to 400 files under the write lock): seconds on a busy machine.
-# PIX_LOCK_TIMEOUT (seconds) changes it: a script may rather fail fast, exit 5.
-BUSY_TIMEOUT_MS = 60_000
-LOCK_TIMEOUT_ENV = "PIX_LOCK_TIMEOUT"
-# A wait this long is no longer pix's own short transactions: a person at a terminal is told.
-SAY_WAITING_AFTER = 2.0
-# SQLite's own backoff between tries (sqliteDefaultBusyCallback), in seconds.
-BUSY_DELAYS = (0.001, 0.002, 0.005, 0.01, 0.015, 0.02, 0.025, 0.025, 0.025, 0.05, 0.05, 0.1)
+from pix.store.lock_wait import lock_timeout, wait_for_locks
 
 SCHEMA_RETRIES = 5
 SQLITE_FAILURES = (apsw.NotADBError, apsw.CorruptError, apsw.CantOpenError, apsw.IOError)
@@ -250,60 +238,6 @@ def quick_check(conn: apsw.Connection, path: Path) -> None:
     if verdict != "ok":
         detail = " ".join(verdict.replace("*** in database main ***", "").split())
         raise DatabaseError(f"the database {path} is damaged ({detail})", hint=REBUILD_HINT)
-
-
-def lock_timeout() -> float:
-    """Seconds to wait for another process's lock: PIX_LOCK_TIMEOUT, else 60."""
-    raw = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
-    if not raw:
-        return BUSY_TIMEOUT_MS / 1000
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not 0 <= value < math.inf:
-        raise UsageError(
-            f"{LOCK_TIMEOUT_ENV} must be a number of seconds, 0 or more, not {raw!r}",
-            hint=f"unset it to wait {BUSY_TIMEOUT_MS // 1000} s",
-        )
-    return value
-
-
-class LockWait:
-    """SQLite's busy wait, in Python so that a long one is said on a terminal: without it a
-    command held by another process's lock (a sqlite3 shell left in a transaction) sat silent
-    for a minute. One per connection; SQLite passes how often it asked in this wait."""
-
-    def __init__(self, path: Path, timeout: float) -> None:
-        self.path = path
-        self.timeout = timeout
-        self.started = 0.0
-        self.said = False
-
-    def __call__(self, count: int) -> bool:
-        now = time.monotonic()
-        if count == 0:
-            self.started, self.said = now, False
-        waited = now - self.started
-        # Ctrl-C ends a wait in any thread (a workspace's shards wait in worker threads, where
-        # no KeyboardInterrupt arrives and conn.interrupt does not end a busy wait).
-        if waited >= self.timeout or interrupt.requested():
-            return False
-        if waited >= SAY_WAITING_AFTER and not self.said and sys.stderr.isatty():
-            self.said = True
-            print(
-                f"pix: waiting for {self.path}: another process holds its lock (up to "
-                f"{self.timeout:g} s; {LOCK_TIMEOUT_ENV} sets how long)",
-                file=sys.stderr,
-                flush=True,
-            )
-        delay = BUSY_DELAYS[min(count, len(BUSY_DELAYS) - 1)]
-        time.sleep(min(delay, self.timeout - waited))
-        return True
-
-
-def wait_for_locks(conn: apsw.Connection, path: Path) -> None:
-    conn.set_busy_handler(LockWait(path, lock_timeout()))
 
 
 def read_only_place(path: Path) -> bool:
@@ -575,7 +509,7 @@ def open_store(path: Path, *, create: bool, check: bool = False, write: bool = F
                 hint="pass --db with a path in a writable folder",
             ) from None
         applied: list[str] = []
-    elif path.is_dir():  # (a --db naming a folder is bad input: pix.index.locate)
+    elif path.is_dir():  # (a --db naming a folder is bad input: pix.locate.locate)
         raise DatabaseError(f"{path} is a directory, not a pix database")
     else:
         read_only = read_only_place(path)

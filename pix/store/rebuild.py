@@ -24,8 +24,8 @@ from pix.store.db import (
     open_store,
     read_only_error,
     read_only_place,
-    wait_for_locks,
 )
+from pix.store.lock_wait import wait_for_locks
 
 SUFFIX = ".rebuild"  # the fresh file: <db>.rebuild, beside the database
 SIDECARS = ("-wal", "-shm", "-journal")
