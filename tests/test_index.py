@@ -665,6 +665,61 @@ def test_newer_or_foreign_database_refused_untouched(make_repo, index, tmp_path)
     assert _digest(foreign) == before
 
 
+def test_refused_database_leaves_its_folder_as_it_was(make_repo, tmp_path):
+    """A read-only look at a database in WAL mode made its -wal and -shm and left them: each
+    refused command added two files beside a file it promised not to touch."""
+    repo = make_repo({"a.py": "x = 1\n"})
+    code, out, err = pix("index", "--static-only", cwd=repo)
+    assert code == 0, err
+    newer = repo / ".pix.db"
+    store = open_store(newer, create=False)
+    with store.write():
+        store.conn.execute("INSERT INTO migration VALUES ('099_future', 'x')")
+    store.close()
+    foreign = tmp_path / "foreign" / "other.db"  # another program's database, in WAL mode too
+    foreign.parent.mkdir()
+    other = apsw.Connection(str(foreign))
+    other.execute("PRAGMA journal_mode = WAL").fetchall()
+    other.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1);")
+    other.close()
+    for db, refusal in ((newer, "written by a newer pix"), (foreign, "not a pix database")):
+        listing = sorted(db.parent.iterdir())
+        assert not db.with_name(db.name + "-wal").exists()  # closed: the last close removed it
+        before = _digest(db)
+        for command in (("query", "x"), ("status",), ("gc",), ("index", "--static-only")):
+            code, out, err = pix(*command, "--db", str(db), cwd=repo)
+            assert code == 4 and refusal in err and err.count("\n") == 1, (command, err)
+            assert sorted(db.parent.iterdir()) == listing, command
+            assert _digest(db) == before, command
+
+
+HOT_JOURNAL = """
+import os, sqlite3, sys
+conn = sqlite3.connect(sys.argv[1])
+conn.execute("CREATE TABLE t(x)")
+conn.commit()
+conn.execute("PRAGMA cache_size = 1")  # spill the transaction into the file before it ends
+conn.execute("BEGIN")
+conn.executemany("INSERT INTO t VALUES (?)", [("x" * 500,)] * 2000)
+os._exit(0)  # killed mid-transaction: the -journal beside the file is hot
+"""
+
+
+def test_interrupted_foreign_transaction_refused_untouched(make_repo, tmp_path):
+    """Reading a file beside a hot -journal means rolling it back, which a read-only look
+    cannot: that was an 'unexpected ReadOnlyError' and exit 1, not a refusal."""
+    repo = make_repo({"a.py": "x = 1\n"})
+    db = tmp_path / "other" / "rollback.db"
+    db.parent.mkdir()
+    subprocess.run([sys.executable, "-c", HOT_JOURNAL, str(db)], check=True)
+    assert db.with_name(db.name + "-journal").stat().st_size > 0
+    listing, before = sorted(db.parent.iterdir()), _digest(db)
+    for command in (("query", "x"), ("status",)):
+        code, out, err = pix(*command, "--db", str(db), cwd=repo)
+        assert code == 4 and "interrupted transaction" in err and err.count("\n") == 1, err
+        assert sorted(db.parent.iterdir()) == listing and _digest(db) == before, command
+
+
 def test_model_mismatch_refused(make_repo, index):
     repo = make_repo({"a.py": "x = 1\n"})
     index(repo, embed=False)

@@ -1,8 +1,9 @@
 """Opening a .pix.db: validate before touching, then WAL, sqlite-vec and migrations.
 
-A database is checked read-only first, so a file that is not ours, is corrupt, or comes from a
-newer pix is refused without a single byte changed. Migrations are the numbered files in
-migrations/, each applied in one transaction and recorded in the `migration` table.
+A database is looked at first through a connection that only reads it (_open_to_look), so a
+file that is not ours, is corrupt, or comes from a newer pix is refused without a single byte
+changed and no file left beside it. Migrations are the numbered files in migrations/, each
+applied in one transaction and recorded in the `migration` table.
 """
 
 from __future__ import annotations
@@ -303,11 +304,27 @@ def _open_read_only(path: Path, immutable: bool) -> apsw.Connection:
     return apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
 
 
+def _open_to_look(path: Path, immutable: bool) -> apsw.Connection:
+    """A connection that only reads an existing file, to judge it before it is used. Read-only,
+    SQLite makes the -wal and -shm a WAL file is read through and leaves them behind on close
+    (a refused file's folder gained two files): with nothing beside the file and a place pix
+    can write, the look is read-write, held to reading by query_only, and its close removes
+    what it made. Beside a -journal (a read-write look would roll back its interrupted
+    transaction) or a -wal (its close would checkpoint the commits in it into the file), the
+    look stays read-only and leaves them as they are."""
+    beside = any(Path(f"{path}{suffix}").exists() for suffix in DATABASE_SUFFIXES[1:])
+    if immutable or beside or read_only_place(path):
+        return _open_read_only(path, immutable)
+    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE)
+    conn.execute("PRAGMA query_only = ON")
+    return conn
+
+
 def folder_covers(path: Path, root: str, sub: str) -> bool:
     """Whether the database at `path` indexes the plain folder `root` with files under its
     subfolder `sub` (relative, '/'-separated). A file that cannot be read as such says no."""
     try:
-        conn = _open_read_only(path, opens_immutable(path))
+        conn = _open_to_look(path, opens_immutable(path))
         try:
             params = {"root": root, "prefix": sub + "/", "after": sub + "0"}
             return bool(conn.execute(sql.FOLDER_COVERS, params).fetchone()[0])
@@ -345,7 +362,7 @@ def _inspect_once(path: Path, check: bool, immutable: bool | None) -> list[str]:
     if immutable is None:
         immutable = opens_immutable(path)
     try:
-        ro = _open_read_only(path, immutable)
+        ro = _open_to_look(path, immutable)
     except SQLITE_FAILURES as exc:
         raise DatabaseError(f"cannot open {path}: {exc}") from None
     try:
@@ -380,6 +397,15 @@ def _inspect_once(path: Path, check: bool, immutable: bool | None) -> list[str]:
             "beside it",
             hint="pix reads the database and writes in its folder: check their permissions, "
             "or copy the database to a writable folder",
+        ) from None
+    except apsw.ReadOnlyError:
+        # Reading a file beside a -journal means rolling back the transaction it holds, which
+        # the look may not do (the file is not known to be pix's): its owner decides.
+        raise DatabaseError(
+            f"{path} holds an interrupted transaction (a -journal beside it) that pix does "
+            "not roll back",
+            hint="open it once with the program that wrote it (or sqlite3) to recover it, or "
+            "pass --db with another file name",
         ) from None
     except SQLITE_FAILURES as exc:
         # Only SQLite's own verdict on the file: an I/O error may pass, and says nothing
