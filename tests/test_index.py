@@ -720,6 +720,48 @@ def test_interrupted_foreign_transaction_refused_untouched(make_repo, tmp_path):
         assert sorted(db.parent.iterdir()) == listing and _digest(db) == before, command
 
 
+CRASHED_WAL_WRITER = """
+import os, sqlite3, sys
+conn = sqlite3.connect(sys.argv[1])
+conn.execute("PRAGMA journal_mode = WAL")
+conn.execute("PRAGMA wal_autocheckpoint = 0")  # the commits stay in the -wal
+conn.execute("CREATE TABLE t(x)")
+conn.execute("INSERT INTO t VALUES (1)")
+conn.commit()
+os._exit(0)  # no close: the -wal and -shm stay beside the file
+"""
+
+
+def test_a_linked_database_is_looked_at_beside_its_target(tmp_path):
+    """SQLite keeps -wal and -shm beside a link's target: a look that checked beside the link
+    opened read-write and checkpointed another program's commits into its file."""
+    target = tmp_path / "theirs" / "other.db"
+    target.parent.mkdir()
+    subprocess.run([sys.executable, "-c", CRASHED_WAL_WRITER, str(target)], check=True)
+    assert target.with_name("other.db-wal").stat().st_size > 0
+    # Outside git, pix looks for an index in the folders above: this one's is a link.
+    plain = tmp_path / "plain"
+    (plain / "sub").mkdir(parents=True)
+    (plain / ".pix.db").symlink_to(target)
+    # The -shm is shared memory that every reader writes its marks into: not compared.
+    kept = ("other.db", "other.db-wal")
+    before = sorted(target.parent.iterdir()), [_digest(target.parent / n) for n in kept]
+    code, out, err = pix("status", cwd=plain / "sub")
+    assert code != 0 and err.count("\n") == 1, err
+    assert (sorted(target.parent.iterdir()), [_digest(target.parent / n) for n in kept]) == before
+
+
+def test_a_file_too_short_for_sqlite_is_not_taken_over(make_repo, tmp_path):
+    """SQLite reads a one-byte file as an empty database: pix index made it an index."""
+    repo = make_repo({"a.py": "x = 1\n"})
+    note = tmp_path / "notes" / "note.db"
+    note.parent.mkdir()
+    note.write_bytes(b"\n")
+    code, out, err = pix("index", "--static-only", "--db", str(note), cwd=repo)
+    assert code == 4 and "not SQLite" in err, err
+    assert note.read_bytes() == b"\n" and list(note.parent.iterdir()) == [note]
+
+
 def test_model_mismatch_refused(make_repo, index):
     repo = make_repo({"a.py": "x = 1\n"})
     index(repo, embed=False)

@@ -311,11 +311,15 @@ def _open_to_look(path: Path, immutable: bool) -> apsw.Connection:
     can write, the look is read-write, held to reading by query_only, and its close removes
     what it made. Beside a -journal (a read-write look would roll back its interrupted
     transaction) or a -wal (its close would checkpoint the commits in it into the file), the
-    look stays read-only and leaves them as they are."""
-    beside = any(Path(f"{path}{suffix}").exists() for suffix in DATABASE_SUFFIXES[1:])
-    if immutable or beside or read_only_place(path):
+    look stays read-only and leaves them as they are. SQLite keeps those files beside the
+    link's target, so the target is what is checked and opened. (A foreign writer that leaves
+    a -journal between the check and the look's last read would see it rolled back: query_only
+    stops statements, not recovery. pix's own databases are never in rollback mode.)"""
+    real = path.resolve()
+    beside = any(Path(f"{real}{suffix}").exists() for suffix in DATABASE_SUFFIXES[1:])
+    if immutable or beside or read_only_place(real):
         return _open_read_only(path, immutable)
-    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE)
+    conn = apsw.Connection(str(real), flags=apsw.SQLITE_OPEN_READWRITE)
     conn.execute("PRAGMA query_only = ON")
     return conn
 
@@ -335,7 +339,8 @@ def folder_covers(path: Path, root: str, sub: str) -> bool:
 
 
 def _inspect(path: Path, check: bool = False, immutable: bool | None = None) -> list[str]:
-    """Read-only look at an existing file: its applied migrations, or a refusal; with
+    """A look that only reads an existing file (_open_to_look): its applied migrations, or a
+    refusal; with
     `check`, SQLite's quick_check too. `immutable`: opens_immutable, if the caller knows.
     Looked at again, on a fresh connection, while another pix changes the schema under it
     (two first `pix index` at once: "vtable constructor failed: blob_trigram" from the
@@ -370,6 +375,13 @@ def _inspect_once(path: Path, check: bool, immutable: bool | None) -> list[str]:
         wait_for_locks(ro, path)
         tables = {row[0] for row in ro.execute(LIST_TABLES)}
         if not tables:
+            if path.stat().st_size and not _sqlite_header(path):
+                # SQLite reads a file shorter than its header as an empty database, which pix
+                # would then take over: a one-byte note is not a new index.
+                raise DatabaseError(
+                    f"{path} is not a pix database (not SQLite)",
+                    hint="pass --db with another file name",
+                )
             return []
         if "migration" not in tables:
             raise DatabaseError(
@@ -398,15 +410,17 @@ def _inspect_once(path: Path, check: bool, immutable: bool | None) -> list[str]:
             hint="pix reads the database and writes in its folder: check their permissions, "
             "or copy the database to a writable folder",
         ) from None
-    except apsw.ReadOnlyError:
-        # Reading a file beside a -journal means rolling back the transaction it holds, which
-        # the look may not do (the file is not known to be pix's): its owner decides.
-        raise DatabaseError(
-            f"{path} holds an interrupted transaction (a -journal beside it) that pix does "
-            "not roll back",
-            hint="open it once with the program that wrote it (or sqlite3) to recover it, or "
-            "pass --db with another file name",
-        ) from None
+    except apsw.ReadOnlyError as exc:
+        if exc.extendedresult == apsw.SQLITE_READONLY_ROLLBACK:
+            # Reading a file beside a hot -journal means rolling back the transaction it holds,
+            # which the look may not do (the file is not known to be pix's): its owner decides.
+            raise DatabaseError(
+                f"{path} holds an interrupted transaction (a -journal beside it) that pix does "
+                "not roll back",
+                hint="open it once with the program that wrote it (or sqlite3) to recover it, "
+                "or pass --db with another file name",
+            ) from None
+        raise DatabaseError(f"cannot read {path}: {exc}") from None
     except SQLITE_FAILURES as exc:
         # Only SQLite's own verdict on the file: an I/O error may pass, and says nothing
         # about what the file holds.
@@ -430,7 +444,8 @@ def _inspect_once(path: Path, check: bool, immutable: bool | None) -> list[str]:
 
 def refuse_unusable(path: Path) -> None:
     """DatabaseError if an existing file at `path` can never be pix's database here (not
-    SQLite, another program's, from a newer pix, damaged), read-only; nothing for no file."""
+    SQLite, another program's, from a newer pix, damaged), looked at without a write; nothing
+    for no file."""
     if path.is_file():
         _inspect(path)
 
