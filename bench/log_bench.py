@@ -1,7 +1,7 @@
 """The log channel (pix/retrieve/commit_log.py): pix with and without it, each set on its own.
 
     python -m bench.log_bench [--sets lang,questions,exact] [--static-only] [--mirrors DIR]
-                              [--weights 0.5,1.5] [--speed]
+                              [--weights 0.5,1.5] [--max-files 5,40] [--speed]
 
 The channel reads the git log before the snapshot's commit. The development databases are
 built from one-commit snapshots (bench/devcorpora.py), which hold no history, so this bench
@@ -20,8 +20,9 @@ Each question's log is the only one in the copy (log_commit holds nothing else),
 statistics over the subjects are those `pix index` would have had. pix is asked in file mode,
 top 10, without the channel and with it (and at each of `--weights`), in one process; the
 table prints nDCG@10 / MRR@10 (exact strings: the holding file first / MRR@10), each
-variant's difference in brackets. requests and click (release archives) and issueloc (the
-issue route does not use the channel) are left out.
+variant's difference in brackets. `--max-files` adds variants at the shipped weight whose log
+keeps commits of up to that many files (pix/ingest/commit_log.py MAX_FILES). requests and
+click (release archives) and issueloc (the issue route does not use the channel) are left out.
 
 `--speed` times what the log adds: pix/ingest/commit_log.py's read at each development
 repository's newest commit (`pix index`), and the channel's two statements on the first 50
@@ -70,12 +71,17 @@ def log_weight(weight: float) -> Iterator[None]:
             route.WEIGHTS[shape]["log"] = w
 
 
-def parent_log(git_dir, rev: str) -> ingest_log.Log:
+def parent_log(git_dir, rev: str, max_files: int | None = None) -> ingest_log.Log:
     """What pix/ingest/commit_log.py reads at `rev` (empty before a root commit)."""
     try:
-        return ingest_log.from_git(git_dir, rev)
+        return ingest_log.from_git(git_dir, rev, max_files)
     except PixError:  # `<root commit>^` names nothing
         return ingest_log.Log()
+
+
+def at_most(found: ingest_log.Log, max_files: int) -> ingest_log.Log:
+    """The log as read with a smaller MAX_FILES (each commit's paths are distinct)."""
+    return ingest_log.Log(commits=tuple(c for c in found.commits if len(c[4]) <= max_files))
 
 
 def write_log(conn: apsw.Connection, snapshot_id: int, found: ingest_log.Log) -> None:
@@ -95,8 +101,9 @@ def queries_of(name: str) -> tuple[str, list[dict]]:
     return name.removeprefix("q:"), qs
 
 
-# label, the log's weight, whether only change descriptions (route.describes_change) read it
-Variant = tuple[str, float, bool]
+# label, the log's weight, whether only change descriptions (route.describes_change) read it,
+# the largest commit the log keeps (files)
+Variant = tuple[str, float, bool, int]
 
 
 def commit_set(name: str, variant: str, todo: list[Variant]) -> list[list] | None:
@@ -109,7 +116,8 @@ def commit_set(name: str, variant: str, todo: list[Variant]) -> list[list] | Non
     meta, _ = devsets.load_set(repo)
     git_dir = devcorpora.mirror(meta["repo"])
     counts = Log(git_dir, meta["pinned_commit"])
-    pinned = parent_log(git_dir, meta["pinned_commit"])
+    most = max(ingest_log.MAX_FILES, *(v[3] for v in todo))
+    pinned = parent_log(git_dir, meta["pinned_commit"], most)
     runs: list[list] = [[] for _ in range(len(todo) + 1)]
     exact = name.startswith("e:")
     with copied(db) as scratch:
@@ -122,9 +130,14 @@ def commit_set(name: str, variant: str, todo: list[Variant]) -> list[list] | Non
         for q in qs:
             write_counts(conn, snapshot_id, counts.asked(q))
             commit = q.get("commit")
-            write_log(conn, snapshot_id, parent_log(git_dir, f"{commit}^") if commit else pinned)
+            found = parent_log(git_dir, f"{commit}^", most) if commit else pinned
             change = route.describes_change(q["query"])
-            for run, (_, weight, only) in zip(runs, [("", 0.0, False), *todo], strict=True):
+            shipped = ("", 0.0, False, ingest_log.MAX_FILES)
+            written = None
+            for run, (_, weight, only, files) in zip(runs, [shipped, *todo], strict=True):
+                if files != written:
+                    write_log(conn, snapshot_id, at_most(found, files))
+                    written = files
                 with log_weight(weight if change or not only else 0.0):
                     ranked = rank_files(engine, q["query"])
                 run.append((ranked[:1] if exact else ranked, q["gold_files"]))
@@ -187,6 +200,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mirrors")
     parser.add_argument("--weights", default="", help="other log weights, comma-separated")
     parser.add_argument(
+        "--max-files", default="", help="other largest commits the log keeps, comma-separated"
+    )
+    parser.add_argument(
         "--changes-only",
         action="store_true",
         help="each weight again, only change descriptions reading the log (not shipped)",
@@ -198,10 +214,15 @@ def main(argv: list[str] | None = None) -> None:
     if args.speed:
         print(speed(variant).render())
         return
-    todo: list[Variant] = [(f"with (weight {route.LOG})", route.LOG, False)]
-    todo += [(f"weight {w}", float(w), False) for w in args.weights.split(",") if w]
+    most = ingest_log.MAX_FILES
+    todo: list[Variant] = [(f"with (weight {route.LOG})", route.LOG, False, most)]
+    todo += [(f"weight {w}", float(w), False, most) for w in args.weights.split(",") if w]
     if args.changes_only:  # each weight again, read by change descriptions only
-        todo += [(f"{label}, change descriptions only", w, True) for label, w, _ in list(todo)]
+        todo += [
+            (f"{label}, change descriptions only", w, True, most) for label, w, _, _ in list(todo)
+        ]
+    for n in (int(n) for n in args.max_files.split(",") if n):
+        todo.append((f"commits of <= {n} files", route.LOG, False, n))
     labels = ["without", *(label for label, *_ in todo)]
     exact = sorted({f"e:{q['set']}" for q in devsets.load_set(EXACT)[1]})
     # weights_bench's names (`lang` a set each, the questions one `q:<repo>` each), the pasted

@@ -1,6 +1,6 @@
 """bench/log_bench.py: a commit subject is asked with the log of its commit's parent (never its
-own commit or a later one), each question's log is the only one in the database, and a
-variant's weight is undone after it is asked."""
+own commit or a later one), each question's log is the only one in the database, a variant's
+weight is undone after it is asked, and a log cut to smaller commits is the one read so."""
 
 from __future__ import annotations
 
@@ -50,3 +50,19 @@ def test_a_variant_weight_is_undone_after_it_is_asked():
     with log_bench.log_weight(2.0):
         assert route.WEIGHTS["question"]["log"] == 2.0
     assert route.WEIGHTS == shipped
+
+
+def test_a_smaller_log_keeps_only_the_commits_of_as_few_files(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, {"a.py": "A = 1\n"})
+    commit(repo, "add a")
+    write(repo, {"b.py": "B = 1\n", "c.py": "C = 1\n", "d.py": "D = 1\n"})
+    head = commit(repo, "add b, c and d")
+    read = log_bench.parent_log(repo, head, max_files=3)
+    assert [c[2] for c in read.commits] == ["add b, c and d", "add a"]
+    assert log_bench.at_most(read, 3) == read  # a commit of exactly that many files stays
+    smaller = log_bench.at_most(read, 2)
+    assert [c[2] for c in smaller.commits] == ["add a"]
+    assert smaller == log_bench.parent_log(repo, head, max_files=2)  # as if read so

@@ -6,16 +6,16 @@ questions of that kind before: the commits whose subjects use the same words cha
 that such a change touches again (the "similar past reports" of bug localization, Zhou, Zhang
 and Lo's BugLocator, 2012). The channel matches the query's terms against the subjects (and
 their compound names' parts) of the snapshot's git log (pix/ingest/commit_log.py: of its newest
-1,000 commits, those of 1-5 files), takes
+1,000 commits, those of 1-20 files), takes
 the TOP_COMMITS best by BM25, and gives each file they changed a vote: each commit's BM25 score
 over the best one's, divided by the square root of how many files it changed (a one-file
-commit says where more surely than a five-file one). The files, ranked by their votes, are
+commit says where more surely than a twenty-file one). The files, ranked by their votes, are
 fused after the SQL as the component channel's are (pix/retrieve/named.py), each with its
 votes over the first file's as its share of the channel's weight.
 
 Measured with bench/log_bench.py, each commit subject asked with the log of the commits
 before its own (the log at the pinned commit holds the very commit asked about); figures in
-bench/README.md, "thirty-fourth session".
+bench/README.md, "thirty-fourth session" and "thirty-fifth session".
 """
 
 from __future__ import annotations
