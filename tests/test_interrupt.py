@@ -225,7 +225,11 @@ def test_a_program_that_calls_main_keeps_its_own_signal_handling(tmp_path):
         "signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN)"
     )
     done = subprocess.run(
-        [sys.executable, "-P", "-c", host], cwd=tmp_path, capture_output=True, text=True
+        [sys.executable, "-P", "-c", host],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        preexec_fn=default_sigint,  # run in the background, the host would start with it ignored
     )
     assert done.stdout.splitlines()[-1] == "True True", done.stdout + done.stderr
 
