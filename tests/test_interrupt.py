@@ -88,6 +88,12 @@ def interrupt(proc: subprocess.Popen, signum: int = signal.SIGINT) -> tuple[floa
     """SIGINT (or `signum`), then (seconds until the process ended, stdout, stderr)."""
     sent = time.monotonic()
     proc.send_signal(signum)
+    if proc.stdin is not None:
+        # communicate() closes stdin at once, and a server that reads the end of its input
+        # before the signal's handler runs ends as its client asked (exit 0), which the signal
+        # did not do: seen twice in full runs. The end must be the signal's; what a server
+        # writes meanwhile is a few lines, well within the pipes' buffers.
+        proc.wait(timeout=60)
     out, err = proc.communicate(timeout=60)
     return time.monotonic() - sent, out.decode(), err.decode()
 
