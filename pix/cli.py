@@ -74,6 +74,7 @@ WorkspaceOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine output on stdout.")]
+CwdOption = Annotated[Path | None, typer.Option("--cwd", help="Run as if in this folder.")]
 ShowSecretsOption = Annotated[
     bool,
     typer.Option(
@@ -269,7 +270,7 @@ def query(
     ] = False,
     show_secrets: ShowSecretsOption = False,
     db: DbsOption = None,
-    cwd: Annotated[Path | None, typer.Option("--cwd", help="Run as if in this folder.")] = None,
+    cwd: CwdOption = None,
     workspace: WorkspaceOption = None,
 ) -> None:
     """Search the index: ranked chunks, or whole files with --file."""
@@ -311,7 +312,10 @@ def query(
 
 @app.command()
 def status(
-    db: DbsOption = None, as_json: JsonOption = False, workspace: WorkspaceOption = None
+    db: DbsOption = None,
+    as_json: JsonOption = False,
+    workspace: WorkspaceOption = None,
+    cwd: CwdOption = None,
 ) -> None:
     """What the database holds and whether the work tree changed since it was indexed."""
     from pix.output.render import render_status
@@ -333,7 +337,7 @@ def status(
             else:
                 sys.stdout.write(f"error: {repo['error']['message']}\n")
         return
-    report = run(**_where({"db": db, "cwd": None}))
+    report = run(**_where({"db": db, "cwd": cwd}))
     if as_json:
         emit_json(report)
         return
@@ -348,12 +352,13 @@ def gc(
     ] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
+    cwd: CwdOption = None,
 ) -> None:
     """Drop what no snapshot references and return the space to the file system."""
     from pix.gc import gc as run
 
     db_file = one_db(db)
-    report = run(db=str(db_file) if db_file else None, keep=keep)
+    report = run(str(cwd) if cwd else None, db=str(db_file) if db_file else None, keep=keep)
     for warning in report.get("warnings", []):
         typer.echo(f"warning: {warning}", err=True)
     if as_json:

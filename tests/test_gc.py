@@ -201,3 +201,21 @@ def test_gc_drops_the_old_folders_tree_a_copied_repository_left_behind(make_repo
     assert [r[0] for r in rows(copy / ".pix.db", roots)] == [str(copy)]
     response = query(QueryRequest("say hello to a person", mode="file"), cwd=str(copy))
     assert response["results"][0]["file"] == "greeting.py"
+
+
+def test_status_and_gc_run_as_if_in_another_folder(make_repo, index, tmp_path):
+    """--cwd, as query and mcp have it: an agent or a script need not cd into the repository."""
+    repo = make_repo({"a.py": "x = 1\n"})
+    index(repo, embed=False)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    code, report, err = pix_json("status", "--json", "--cwd", str(repo), cwd=elsewhere)
+    assert code == 0, err
+    assert report["root"] == str(repo) and report["db"] == str(repo / ".pix.db"), report
+    code, report, err = pix_json("gc", "--json", "--cwd", str(repo), cwd=elsewhere)
+    assert code == 0, err
+    RESPONSE.validate(report)
+    assert report["db"] == str(repo / ".pix.db")
+    for command in ("status", "gc"):
+        code, _, err = pix_json(command, "--cwd", str(tmp_path / "missing"), cwd=elsewhere)
+        assert code == 2 and err.count("\n") == 1, err
