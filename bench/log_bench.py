@@ -38,6 +38,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import NamedTuple
 
 import apsw
 
@@ -101,9 +102,17 @@ def queries_of(name: str) -> tuple[str, list[dict]]:
     return name.removeprefix("q:"), qs
 
 
-# label, the log's weight, whether only change descriptions (route.describes_change) read it,
-# the largest commit the log keeps (files)
-Variant = tuple[str, float, bool, int]
+class Variant(NamedTuple):
+    """One way of asking: the log's weight, whether only change descriptions
+    (route.describes_change) read it, and the largest commit the log keeps (files)."""
+
+    label: str
+    weight: float
+    changes_only: bool = False
+    max_files: int = ingest_log.MAX_FILES
+
+
+WITHOUT = Variant("without", 0.0)
 
 
 def commit_set(name: str, variant: str, todo: list[Variant]) -> list[list] | None:
@@ -116,7 +125,7 @@ def commit_set(name: str, variant: str, todo: list[Variant]) -> list[list] | Non
     meta, _ = devsets.load_set(repo)
     git_dir = devcorpora.mirror(meta["repo"])
     counts = Log(git_dir, meta["pinned_commit"])
-    most = max(ingest_log.MAX_FILES, *(v[3] for v in todo))
+    most = max(v.max_files for v in [WITHOUT, *todo])
     pinned = parent_log(git_dir, meta["pinned_commit"], most)
     runs: list[list] = [[] for _ in range(len(todo) + 1)]
     exact = name.startswith("e:")
@@ -132,13 +141,12 @@ def commit_set(name: str, variant: str, todo: list[Variant]) -> list[list] | Non
             commit = q.get("commit")
             found = parent_log(git_dir, f"{commit}^", most) if commit else pinned
             change = route.describes_change(q["query"])
-            shipped = ("", 0.0, False, ingest_log.MAX_FILES)
             written = None
-            for run, (_, weight, only, files) in zip(runs, [shipped, *todo], strict=True):
-                if files != written:
-                    write_log(conn, snapshot_id, at_most(found, files))
-                    written = files
-                with log_weight(weight if change or not only else 0.0):
+            for run, v in zip(runs, [WITHOUT, *todo], strict=True):
+                if v.max_files != written:
+                    write_log(conn, snapshot_id, at_most(found, v.max_files))
+                    written = v.max_files
+                with log_weight(v.weight if change or not v.changes_only else 0.0):
                     ranked = rank_files(engine, q["query"])
                 run.append((ranked[:1] if exact else ranked, q["gold_files"]))
         conn.close()
@@ -214,16 +222,19 @@ def main(argv: list[str] | None = None) -> None:
     if args.speed:
         print(speed(variant).render())
         return
-    most = ingest_log.MAX_FILES
-    todo: list[Variant] = [(f"with (weight {route.LOG})", route.LOG, False, most)]
-    todo += [(f"weight {w}", float(w), False, most) for w in args.weights.split(",") if w]
+    todo = [Variant(f"with (weight {route.LOG})", route.LOG)]
+    todo += [Variant(f"weight {w}", float(w)) for w in args.weights.split(",") if w]
     if args.changes_only:  # each weight again, read by change descriptions only
         todo += [
-            (f"{label}, change descriptions only", w, True, most) for label, w, _, _ in list(todo)
+            v._replace(label=f"{v.label}, change descriptions only", changes_only=True)
+            for v in list(todo)
         ]
-    for n in (int(n) for n in args.max_files.split(",") if n):
-        todo.append((f"commits of <= {n} files", route.LOG, False, n))
-    labels = ["without", *(label for label, *_ in todo)]
+    todo += [
+        Variant(f"commits of <= {n} files", route.LOG, max_files=int(n))
+        for n in args.max_files.split(",")
+        if n
+    ]
+    labels = [v.label for v in [WITHOUT, *todo]]
     exact = sorted({f"e:{q['set']}" for q in devsets.load_set(EXACT)[1]})
     # weights_bench's names (`lang` a set each, the questions one `q:<repo>` each), the pasted
     # strings one `e:<repo>` each
