@@ -198,7 +198,7 @@ def model_key() -> str:
 # when opened).
 NOT_CHUNKER = frozenset(
     {"embed.py", "static.py", "history.py", "commit_log.py"}
-    | {"008_recent_commits.sql", "011_commit_log.sql"}
+    | {"008_recent_commits.sql", "011_commit_log.sql", "012_log_rule.sql"}
 )
 
 

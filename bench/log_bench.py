@@ -82,7 +82,8 @@ def parent_log(git_dir, rev: str, max_files: int | None = None) -> ingest_log.Lo
 
 def at_most(found: ingest_log.Log, max_files: int) -> ingest_log.Log:
     """The log as read with a smaller MAX_FILES (each commit's paths are distinct)."""
-    return ingest_log.Log(commits=tuple(c for c in found.commits if len(c[4]) <= max_files))
+    kept = tuple(c for c in found.commits if len(c[4]) <= max_files)
+    return ingest_log.Log(commits=kept, rule=ingest_log.rule(max_files))
 
 
 def write_log(conn: apsw.Connection, snapshot_id: int, found: ingest_log.Log) -> None:

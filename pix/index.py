@@ -231,13 +231,14 @@ def _open_elsewhere(db: Path) -> bool:
 
 
 def _complete_history(store: Store, snapshot_id: int, listing: scan.Listing) -> None:
-    """A kept commit snapshot written before migration 008 (its counts) or 011 (its log)
-    gains what it lacks; git is read only for that."""
+    """A kept commit snapshot written before migration 008 (its counts) or 011 (its log), or
+    whose log an older pix read by another rule, gains what it lacks; git is read only for
+    that."""
     conn = store.conn
     recent = (
         history.snapshot_counts(conn, listing) if history.uncounted(conn, snapshot_id) else None
     )
-    past = None if commit_log.is_read(conn, snapshot_id) else commit_log.read(conn, listing)
+    past = None if commit_log.is_current(conn, snapshot_id) else commit_log.read(conn, listing)
     if recent is not None or past is not None:
         with store.write():
             history.count_kept(conn, snapshot_id, recent)
@@ -375,9 +376,8 @@ def _keyword_phase(
         if keeps_counted
         else history.snapshot_counts(conn, listing, row, (f[0] for f in files))
     )
-    past = (
-        None if kept and commit_log.is_read(conn, row[0]) else commit_log.read(conn, listing, row)
-    )
+    keeps_log = kept and commit_log.is_current(conn, row[0])
+    past = None if keeps_log else commit_log.read(conn, listing, row)
 
     with store.write():
         # Decided inside the write: another pix indexing the same tree at once may have just

@@ -247,7 +247,7 @@ def test_a_snapshot_from_before_the_log_gains_it_at_the_next_index(one_module, e
         conn.execute("DELETE FROM snapshot_log_commit")
         conn.execute("UPDATE snapshot SET log_commits = NULL")
     conn.close()
-    assert not ingest_log.is_read(apsw.Connection(str(db)), snapshot_id)
+    assert not ingest_log.is_current(apsw.Connection(str(db)), snapshot_id)
     index_repository(str(root), str(db), embedder=embedder)  # nothing changed: kept
     assert worktree(db) == snapshot_id
     assert snapshot_log(db, snapshot_id) == {"add the first module": ["a.py"]}
@@ -315,6 +315,33 @@ def test_a_newer_detector_masks_a_stored_subject_again(tmp_path, embedder, monke
     rows(db, "INSERT INTO log_commit_fts(log_commit_fts) VALUES ('integrity-check')")
 
 
+def test_a_log_read_by_an_older_rule_is_read_again_at_the_same_commit(repo, embedder):
+    """A re-index at the same commit keeps the last snapshot's log, unless an older pix read
+    it by another rule (commits of 1-5 files where pix now keeps 1-20): then git is read
+    again and the snapshot's links replaced, whether the work tree changed or not."""
+    root, db, _ = repo
+    snapshot_id = worktree(db)
+    with pytest.MonkeyPatch.context() as patch:  # an older pix that kept one-file commits
+        patch.setattr(ingest_log, "MAX_FILES", 1)
+        conn = apsw.Connection(str(db))
+        with conn:
+            ingest_log.write(conn, snapshot_id, ingest_log.from_git(root, "HEAD"))
+        conn.close()
+    assert rows(db, "SELECT log_rule FROM snapshot WHERE id = ?", snapshot_id) == [
+        ("newest 1000 commits of 1-1 files",)
+    ]
+    assert "ssh: offer identity files after -i" not in snapshot_log(db, snapshot_id)
+    index_repository(str(root), str(db), embedder=embedder)  # nothing changed: kept
+    assert worktree(db) == snapshot_id
+    assert snapshot_log(db, snapshot_id)["ssh: offer identity files after -i"] == [
+        "completions/ssh.sh",
+        "lib/options.sh",
+    ]
+    assert rows(db, "SELECT log_commits, log_rule FROM snapshot WHERE id = ?", snapshot_id) == [
+        (4, "newest 1000 commits of 1-5 files")
+    ]
+
+
 def test_a_log_copied_from_a_snapshot_gone_meanwhile_stays_unread(one_module):
     """The log of a re-index at the same commit is the last snapshot's, chosen before the
     write; should another pix replace that snapshot meanwhile, the new one's log is left
@@ -332,7 +359,7 @@ def test_a_log_copied_from_a_snapshot_gone_meanwhile_stays_unread(one_module):
         )
         new = conn.last_insert_rowid()
         ingest_log.write(conn, new, found)
-    assert not ingest_log.is_read(conn, new)
+    assert not ingest_log.is_current(conn, new)
     conn.close()
 
 

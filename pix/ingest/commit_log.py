@@ -6,11 +6,13 @@ commits (merges included), those that changed 1 to MAX_FILES files, each with it
 the files it changed. A commit that changed more (a sweep, a merge of a branch, a rename of a
 folder) says nothing about where a change of its kind goes; a merge lists no files. A re-index
 at the same commit (an edit in the work tree) keeps the last snapshot's log without reading
-git again.
+git again, if that log was read by the same rule (`snapshot.log_rule`, migration 012): one read
+by an older pix's rule is read again, and replaces the snapshot's links.
 
 Stored once per commit (log_commit, log_commit_file) however many snapshots reach it, and
 linked to each snapshot (snapshot_log_commit); `snapshot.log_commits` counts the links, NULL
-where no log was read (a folder without git, or a snapshot written before migration 011).
+where no log was read (a folder without git, or a snapshot written before migration 011), and
+`snapshot.log_rule` says which commits were kept.
 Subjects are masked as a file's text is (pix/ingest/mask.py), and again by a newer detector.
 """
 
@@ -49,6 +51,7 @@ SELECT c.id, f.value
 FROM json_each(:commits) AS j JOIN log_commit c ON c.sha = j.value ->> 0,
     json_each(j.value -> 4) AS f
 """
+UNLINK_COMMITS = "DELETE FROM snapshot_log_commit WHERE snapshot_id = :snapshot"
 LINK_COMMITS = """
 INSERT OR IGNORE INTO snapshot_log_commit(snapshot_id, commit_id)
 SELECT :snapshot, c.id FROM json_each(:commits) AS j JOIN log_commit c ON c.sha = j.value ->> 0
@@ -60,32 +63,38 @@ SELECT :snapshot, commit_id FROM snapshot_log_commit WHERE snapshot_id = :source
 COUNT_LINKS = """
 UPDATE snapshot SET log_commits = (
     SELECT count(*) FROM snapshot_log_commit WHERE snapshot_id = :snapshot
-) WHERE id = :snapshot
+), log_rule = :rule WHERE id = :snapshot
 """
-SNAPSHOT_LOG_READ = "SELECT log_commits IS NOT NULL FROM snapshot WHERE id = ?"
+SNAPSHOT_LOG_RULE = "SELECT log_rule FROM snapshot WHERE id = ? AND log_commits IS NOT NULL"
 ALL_SUBJECTS = "SELECT id, subject FROM log_commit"
 SET_SUBJECT = "UPDATE log_commit SET subject = ?, parts = ? WHERE id = ?"
 
 
 @dataclass(frozen=True)
 class Log:
-    """What a snapshot's log is: read from git (`commits`: [sha, committed, subject, parts,
-    [paths]] each), or the same as another snapshot's (`source`, a snapshot of the same
-    commit)."""
+    """What a snapshot's log is: read from git by `rule` (`commits`: [sha, committed, subject,
+    parts, [paths]] each), or the same as another snapshot's (`source`, a snapshot of the same
+    commit read by the same rule)."""
 
     commits: tuple[tuple, ...] = ()
     source: int | None = None
+    rule: str = ""
+
+
+def rule(max_files: int | None = None) -> str:
+    """Which commits a log keeps, as `snapshot.log_rule` records it."""
+    return f"newest {LIMIT} commits of 1-{MAX_FILES if max_files is None else max_files} files"
 
 
 def read(conn: apsw.Connection, listing: scan.Listing, previous: tuple | None = None) -> Log | None:
     """The log for a listing's snapshot (None: no commit, or git could not read its history:
     the snapshot's log stays unread, never a failed index). `previous` (id, commit, ...): the
-    work tree's last snapshot, whose log stands if it is of the same commit and was read."""
+    work tree's last snapshot, whose log stands if it is of the same commit and current."""
     sha = listing.commit_sha
     if listing.kind == "folder" or not sha:
         return None
-    if previous and previous[1] == sha and is_read(conn, previous[0]):
-        return Log(source=previous[0])
+    if previous and previous[1] == sha and is_current(conn, previous[0]):
+        return Log(source=previous[0], rule=rule())
     try:
         return from_git(listing.root, sha)
     except (PixError, ValueError):
@@ -96,7 +105,8 @@ def from_git(root: Path, rev: str, max_files: int | None = None) -> Log:
     """The log at `rev` as `git log` gives it, of commits that changed 1 to `max_files` files
     (default MAX_FILES; PixError: git could not read it)."""
     entries = log(root, "%H %ct %s", f"--max-count={LIMIT}", rev)
-    return Log(commits=tuple(_kept(entries, MAX_FILES if max_files is None else max_files)))
+    most = MAX_FILES if max_files is None else max_files
+    return Log(commits=tuple(_kept(entries, most)), rule=rule(most))
 
 
 def _kept(entries: list[tuple[str, list[str]]], max_files: int) -> list[tuple]:
@@ -131,25 +141,29 @@ def remask(conn: apsw.Connection) -> int:
     return changed
 
 
-def is_read(conn: apsw.Connection, snapshot_id: int) -> bool:
-    """Whether the snapshot's log was read (else migration 011 came after it)."""
-    row = conn.execute(SNAPSHOT_LOG_READ, (snapshot_id,)).fetchone()
-    return bool(row and row[0])
+def is_current(conn: apsw.Connection, snapshot_id: int) -> bool:
+    """Whether the snapshot's log was read, by this pix's rule (else migration 011 or 012
+    came after it, or an older pix kept other commits)."""
+    row = conn.execute(SNAPSHOT_LOG_RULE, (snapshot_id,)).fetchone()
+    return bool(row) and row[0] == rule()
 
 
 def write(conn: apsw.Connection, snapshot_id: int, found: Log | None) -> None:
-    """Link the snapshot to its log, inside the caller's transaction (nothing when unread)."""
+    """Link the snapshot to its log, inside the caller's transaction (nothing when unread),
+    in place of any log it had (one read by an older rule)."""
     if found is None:
         return
     if found.source is not None:
         # Read before the write began: another pix may have replaced that snapshot since.
-        # Then this one's log stays unread (NULL), and the next index reads it from git.
-        if not is_read(conn, found.source):
+        # Then this one's log stays as it was, and the next index reads it from git.
+        if not is_current(conn, found.source) or found.source == snapshot_id:
             return
+        conn.execute(UNLINK_COMMITS, {"snapshot": snapshot_id})
         conn.execute(COPY_LINKS, {"snapshot": snapshot_id, "source": found.source})
     else:
         commits = json.dumps(found.commits)
         conn.execute(INSERT_COMMITS, {"commits": commits})
         conn.execute(INSERT_FILES, {"commits": commits})
+        conn.execute(UNLINK_COMMITS, {"snapshot": snapshot_id})
         conn.execute(LINK_COMMITS, {"snapshot": snapshot_id, "commits": commits})
-    conn.execute(COUNT_LINKS, {"snapshot": snapshot_id})
+    conn.execute(COUNT_LINKS, {"snapshot": snapshot_id, "rule": found.rule})
