@@ -213,19 +213,24 @@ def refresh_static_tier(db: Path) -> None:
 
 
 def indexed_commits(db: Path) -> set[str]:
-    """The commits a cached database already holds a counted snapshot of: with --reuse,
-    indexing them again only re-walks their trees (sphinx's 41 base commits: 9 minutes for no
-    new chunk). A snapshot cached before migration 008 is indexed again once: `pix index` then
-    writes its history counts (pix/ingest/history.py), which the prior weighs issue reports by."""
+    """The commits a cached database already holds a counted snapshot of, with a log read by
+    this pix's rule: with --reuse, indexing them again only re-walks their trees (sphinx's 41
+    base commits: 9 minutes for no new chunk). A snapshot cached before migration 008, or whose
+    log another rule read (or none, before 011 and 012), is indexed again once: `pix index`
+    then writes its history counts (pix/ingest/history.py), which the prior weighs issue
+    reports by, and reads its log (pix/ingest/commit_log.py)."""
     if not db.exists():
         return set()
     import apsw
 
+    from pix.ingest import commit_log
+
     conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
     try:
-        if conn.execute(MIGRATION_APPLIED, (COUNTS_MIGRATION,)).fetchone() is None:
-            return set()  # written before the counts: none of its snapshots has them
-        rows = conn.execute(COUNTED_COMMITS).fetchall()
+        for migration in (COUNTS_MIGRATION, LOG_RULE_MIGRATION):
+            if conn.execute(MIGRATION_APPLIED, (migration,)).fetchone() is None:
+                return set()  # written before it: none of its snapshots has what it added
+        rows = conn.execute(COUNTED_COMMITS, {"rule": commit_log.rule()}).fetchall()
     finally:
         conn.close()
     return {sha for (sha,) in rows}
@@ -249,9 +254,10 @@ def embedded_short(db: Path) -> set[str]:
 
 
 COUNTS_MIGRATION = "008_recent_commits"
+LOG_RULE_MIGRATION = "012_log_rule"
 COUNTED_COMMITS = """
 SELECT commit_sha FROM snapshot
-WHERE kind = 'commit'
+WHERE kind = 'commit' AND log_rule IS :rule
   AND NOT EXISTS (
     SELECT 1 FROM snapshot_file AS f WHERE f.snapshot_id = snapshot.id AND f.recent_commits IS NULL
   )

@@ -77,7 +77,7 @@ def parent_log(git_dir, rev: str, max_files: int | None = None) -> ingest_log.Lo
     try:
         return ingest_log.from_git(git_dir, rev, max_files)
     except PixError:  # `<root commit>^` names nothing
-        return ingest_log.Log()
+        return ingest_log.Log(rule=ingest_log.rule(max_files))
 
 
 def at_most(found: ingest_log.Log, max_files: int) -> ingest_log.Log:

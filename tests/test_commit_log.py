@@ -245,7 +245,7 @@ def test_a_snapshot_from_before_the_log_gains_it_at_the_next_index(one_module, e
     conn = apsw.Connection(str(db))
     with conn:  # as migration 011 leaves a snapshot written before it
         conn.execute("DELETE FROM snapshot_log_commit")
-        conn.execute("UPDATE snapshot SET log_commits = NULL")
+        conn.execute("UPDATE snapshot SET log_commits = NULL, log_rule = NULL")
     conn.close()
     assert not ingest_log.is_current(apsw.Connection(str(db)), snapshot_id)
     index_repository(str(root), str(db), embedder=embedder)  # nothing changed: kept
@@ -315,31 +315,88 @@ def test_a_newer_detector_masks_a_stored_subject_again(tmp_path, embedder, monke
     rows(db, "INSERT INTO log_commit_fts(log_commit_fts) VALUES ('integrity-check')")
 
 
-def test_a_log_read_by_an_older_rule_is_read_again_at_the_same_commit(repo, embedder):
-    """A re-index at the same commit keeps the last snapshot's log, unless an older pix read
-    it by another rule (commits of 1-5 files where pix now keeps 1-20): then git is read
-    again and the snapshot's links replaced, whether the work tree changed or not."""
-    root, db, _ = repo
+@pytest.fixture
+def two_sizes(tmp_path) -> tuple[Path, Path]:
+    """A repository whose log holds a two-file commit ("add both") and a one-file one
+    ("touch a"), and where its database goes."""
+    root = new_repo(tmp_path / "repo", {"a.py": "A = 1\n", "b.py": "B = 1\n"}, "add both")
+    write(root, {"a.py": "A = 2\n"})
+    commit(root, "touch a")
+    return root, tmp_path / "index.db"
+
+
+def index_by_rule(root: Path, db: Path, embedder, max_files: int) -> None:
+    """`pix index` as a pix that keeps commits of 1 to `max_files` files."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ingest_log, "MAX_FILES", max_files)
+        index_repository(str(root), str(db), embedder=embedder)
+
+
+@pytest.mark.parametrize(
+    ("older", "now", "subjects"),
+    [(1, 5, ["add both", "touch a"]), (5, 1, ["touch a"])],
+    ids=["narrower-rule-before", "wider-rule-before"],
+)
+def test_a_log_read_by_another_rule_is_read_again_at_the_same_commit(
+    two_sizes, embedder, older, now, subjects
+):
+    """A re-index at the same commit keeps the last snapshot's log, unless another pix read
+    it by another rule (an older pix kept commits of 1-5 files where this one keeps 1-20):
+    then git is read again and the snapshot's links are replaced, not added to."""
+    root, db = two_sizes
+    index_by_rule(root, db, embedder, older)
     snapshot_id = worktree(db)
-    with pytest.MonkeyPatch.context() as patch:  # an older pix that kept one-file commits
-        patch.setattr(ingest_log, "MAX_FILES", 1)
-        conn = apsw.Connection(str(db))
-        with conn:
-            ingest_log.write(conn, snapshot_id, ingest_log.from_git(root, "HEAD"))
-        conn.close()
+    index_by_rule(root, db, embedder, now)  # nothing changed: the snapshot is kept
+    assert worktree(db) == snapshot_id
+    assert sorted(snapshot_log(db, snapshot_id)) == subjects
+    assert rows(db, "SELECT log_commits, log_rule FROM snapshot WHERE id = ?", snapshot_id) == [
+        (len(subjects), f"newest 1000 commits of 1-{now} files")
+    ]
+
+
+def test_an_edit_does_not_copy_a_log_of_another_rule(two_sizes, embedder):
+    """An edit at the same commit writes a new snapshot, whose log is copied from the last
+    one only if that one was read by this pix's rule."""
+    root, db = two_sizes
+    index_by_rule(root, db, embedder, 1)
+    before = worktree(db)
+    write(root, {"b.py": "B = 2\n"})
+    index_by_rule(root, db, embedder, 5)
+    edited = worktree(db)
+    assert edited != before
+    assert sorted(snapshot_log(db, edited)) == ["add both", "touch a"]
+    write(root, {"b.py": "B = 3\n"})
+    index_by_rule(root, db, embedder, 5)  # same rule: copied, the same commits
+    assert sorted(snapshot_log(db, worktree(db))) == ["add both", "touch a"]
+
+
+def test_a_log_read_before_the_rule_was_recorded_is_read_again(two_sizes, embedder):
+    root, db = two_sizes
+    index_by_rule(root, db, embedder, 1)
+    snapshot_id = worktree(db)
+    conn = apsw.Connection(str(db))
+    with conn:  # as migration 012 leaves a snapshot whose log was read before it
+        conn.execute("UPDATE snapshot SET log_rule = NULL")
+    conn.close()
+    index_by_rule(root, db, embedder, 1)
     assert rows(db, "SELECT log_rule FROM snapshot WHERE id = ?", snapshot_id) == [
         ("newest 1000 commits of 1-1 files",)
     ]
-    assert "ssh: offer identity files after -i" not in snapshot_log(db, snapshot_id)
-    index_repository(str(root), str(db), embedder=embedder)  # nothing changed: kept
-    assert worktree(db) == snapshot_id
-    assert snapshot_log(db, snapshot_id)["ssh: offer identity files after -i"] == [
-        "completions/ssh.sh",
-        "lib/options.sh",
-    ]
-    assert rows(db, "SELECT log_commits, log_rule FROM snapshot WHERE id = ?", snapshot_id) == [
-        (4, "newest 1000 commits of 1-5 files")
-    ]
+
+
+def test_a_snapshot_is_never_its_own_source(two_sizes, embedder):
+    """Copying a snapshot's log onto itself would unlink it, copy nothing and record the
+    empty log as read by this rule: never read again."""
+    root, db = two_sizes
+    index_by_rule(root, db, embedder, 5)
+    snapshot_id = worktree(db)
+    conn = apsw.Connection(str(db))
+    with conn:
+        ingest_log.write(
+            conn, snapshot_id, ingest_log.Log(rule=ingest_log.rule(), source=snapshot_id)
+        )
+    conn.close()
+    assert sorted(snapshot_log(db, snapshot_id)) == ["add both", "touch a"]
 
 
 def test_a_log_copied_from_a_snapshot_gone_meanwhile_stays_unread(one_module):
@@ -350,7 +407,7 @@ def test_a_log_copied_from_a_snapshot_gone_meanwhile_stays_unread(one_module):
     source = worktree(db)
     conn = apsw.Connection(str(db))
     conn.execute("PRAGMA foreign_keys = ON")
-    found = ingest_log.Log(source=source)
+    found = ingest_log.Log(rule=ingest_log.rule(), source=source)
     with conn:
         conn.execute("DELETE FROM snapshot WHERE id = ?", (source,))  # the other pix's doing
         conn.execute(
@@ -391,7 +448,9 @@ def test_a_commit_snapshot_from_before_the_log_gains_it_when_indexed_again(repo,
     conn = apsw.Connection(str(db))
     with conn:  # as migration 011 leaves a snapshot written before it
         conn.execute("DELETE FROM snapshot_log_commit WHERE snapshot_id = ?", (snapshot_id,))
-        conn.execute("UPDATE snapshot SET log_commits = NULL WHERE id = ?", (snapshot_id,))
+        conn.execute(
+            "UPDATE snapshot SET log_commits = NULL, log_rule = NULL WHERE id = ?", (snapshot_id,)
+        )
     conn.close()
     index_repository(str(root), str(db), at=shas["hosts"], embedder=embedder)
     assert snapshot_log(db, snapshot_id) == {

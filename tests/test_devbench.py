@@ -53,3 +53,19 @@ def test_a_cached_commit_snapshot_without_counts_is_indexed_again(tmp_path):
     assert devbench.indexed_commits(db) == {second}
     index_repository(str(repo), str(db), at=first, embed=False)
     assert devbench.indexed_commits(db) == {first, second}
+
+
+def test_a_cached_commit_snapshot_whose_log_another_rule_read_is_indexed_again(tmp_path):
+    """Nor one whose git log an older pix read by another rule (migration 012's log_rule):
+    indexed again, its log is read by this pix's rule, and it is skipped from then on."""
+    repo = new_repo(tmp_path / "repo", {"a.py": "A = 1\n"})
+    sha = git(repo, "rev-parse", "HEAD")
+    db = tmp_path / "cached.db"
+    index_repository(str(repo), str(db), at=sha, embed=False)
+    assert devbench.indexed_commits(db) == {sha}
+    conn = apsw.Connection(str(db))
+    conn.execute("UPDATE snapshot SET log_rule = 'newest 1000 commits of 1-5 files'")
+    conn.close()
+    assert devbench.indexed_commits(db) == set()
+    index_repository(str(repo), str(db), at=sha, embed=False)
+    assert devbench.indexed_commits(db) == {sha}

@@ -76,13 +76,14 @@ class Log:
     parts, [paths]] each), or the same as another snapshot's (`source`, a snapshot of the same
     commit read by the same rule)."""
 
+    rule: str
     commits: tuple[tuple, ...] = ()
     source: int | None = None
-    rule: str = ""
 
 
 def rule(max_files: int | None = None) -> str:
-    """Which commits a log keeps, as `snapshot.log_rule` records it."""
+    """Which commits a log keeps, as `snapshot.log_rule` records it. Any change to which
+    commits `_kept` keeps must change this text, or logs read before it stay."""
     return f"newest {LIMIT} commits of 1-{MAX_FILES if max_files is None else max_files} files"
 
 
@@ -94,7 +95,7 @@ def read(conn: apsw.Connection, listing: scan.Listing, previous: tuple | None = 
     if listing.kind == "folder" or not sha:
         return None
     if previous and previous[1] == sha and is_current(conn, previous[0]):
-        return Log(source=previous[0], rule=rule())
+        return Log(rule=rule(), source=previous[0])
     try:
         return from_git(listing.root, sha)
     except (PixError, ValueError):
@@ -106,7 +107,7 @@ def from_git(root: Path, rev: str, max_files: int | None = None) -> Log:
     (default MAX_FILES; PixError: git could not read it)."""
     entries = log(root, "%H %ct %s", f"--max-count={LIMIT}", rev)
     most = MAX_FILES if max_files is None else max_files
-    return Log(commits=tuple(_kept(entries, most)), rule=rule(most))
+    return Log(rule=rule(most), commits=tuple(_kept(entries, most)))
 
 
 def _kept(entries: list[tuple[str, list[str]]], max_files: int) -> list[tuple]:
@@ -155,7 +156,9 @@ def write(conn: apsw.Connection, snapshot_id: int, found: Log | None) -> None:
         return
     if found.source is not None:
         # Read before the write began: another pix may have replaced that snapshot since.
-        # Then this one's log stays as it was, and the next index reads it from git.
+        # Then this one's log stays as it was, and the next index reads it from git. A
+        # snapshot is never its own source (its log would be unlinked, then copied from
+        # nothing, and recorded as current).
         if not is_current(conn, found.source) or found.source == snapshot_id:
             return
         conn.execute(UNLINK_COMMITS, {"snapshot": snapshot_id})
