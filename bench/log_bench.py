@@ -1,7 +1,7 @@
 """The log channel (pix/retrieve/commit_log.py): pix with and without it, each set on its own.
 
     python -m bench.log_bench [--sets lang,questions,exact] [--static-only] [--mirrors DIR]
-                              [--weights 0.5,1.5] [--max-files 5,40] [--speed]
+                              [--weights 0.5,1.5] [--max-files 5,40] [--halves] [--speed]
 
 The channel reads the git log before the snapshot's commit. The development databases are
 built from one-commit snapshots (bench/devcorpora.py), which hold no history, so this bench
@@ -23,6 +23,12 @@ table prints nDCG@10 / MRR@10 (exact strings: the holding file first / MRR@10), 
 variant's difference in brackets. `--max-files` adds variants at the shipped weight whose log
 keeps commits of up to that many files (pix/ingest/commit_log.py MAX_FILES). requests and
 click (release archives) and issueloc (the issue route does not use the channel) are left out.
+
+`--halves` prints a second table: each commit set's subjects split at their median year
+(the set's newer half from that year on, the older before it), pix as shipped on each half,
+and each half's distance to that half's mean over the sets. The databases hold the pinned
+commit's code, so an old subject is asked of code that may since have moved (tmux's subjects
+go back to 2007): the table says how much of a set's distance to the mean is its age.
 
 `--speed` times what the log adds: pix/ingest/commit_log.py's read at each development
 repository's newest commit (`pix index`), and the channel's two statements on the first 50
@@ -216,6 +222,11 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="each weight again, only change descriptions reading the log (not shipped)",
     )
+    parser.add_argument(
+        "--halves",
+        action="store_true",
+        help="also each commit set's newer and older half (split at its median year)",
+    )
     parser.add_argument("--speed", action="store_true", help="time the log, then stop")
     args = parser.parse_args(argv)
     devcorpora.set_mirrors(args.mirrors)
@@ -242,6 +253,7 @@ def main(argv: list[str] | None = None) -> None:
     names = [n for item in expand(args.sets) for n in (exact if item == "exact" else [item])]
     rows: list[tuple[str, dict]] = []
     per_set: list[list[dict]] = []
+    halves: list[tuple[str, str, dict, dict]] = []  # set, median year, newer, older
     pooled = {"q:": [[] for _ in labels], "e:": [[] for _ in labels]}
     for name in names:
         got = commit_set(name, variant, todo)
@@ -255,6 +267,8 @@ def main(argv: list[str] | None = None) -> None:
         scores = [metrics.evaluate(run) for run in got]
         rows.append((name, described(scores, labels)))
         per_set.append(scores)
+        if args.halves:
+            halves.append(by_age(name, got[1]))
     if per_set:
         rows.append(mean_row(per_set, labels))
     for prefix, title in (("q:", "developers' questions"), ("e:", "exact strings (first)")):
@@ -265,6 +279,48 @@ def main(argv: list[str] | None = None) -> None:
     tier = "static-only" if variant else "transformer"
     title = f"the log channel, file mode, nDCG@10 / MRR@10 ({tier})"
     print(Table(title, labels, rows).render())
+    if halves:
+        print(age_table(halves, tier).render())
+
+
+def by_age(name: str, run: list) -> tuple[str, str, dict, dict]:
+    """A commit set's run (pix as shipped) split at the median year of its subjects' dates:
+    (set, that year, the newer half's scores, the older half's)."""
+    _, qs = queries_of(name)
+    years = [q["date"][:4] for q in qs]
+    cut = sorted(years)[len(years) // 2]
+    newer = [r for r, year in zip(run, years, strict=True) if year >= cut]
+    older = [r for r, year in zip(run, years, strict=True) if year < cut]
+    return name, cut, metrics.evaluate(newer), metrics.evaluate(older) if older else {}
+
+
+def age_table(halves: list[tuple[str, str, dict, dict]], tier: str) -> Table:
+    """Each set's newer and older half, nDCG@10 / MRR@10, with each half's distance to that
+    half's mean over the sets (nDCG@10)."""
+    columns = ["newer half", "older half"]
+    means = {
+        column: statistics.mean(h[i]["ndcg@10"] for h in halves if h[i])
+        for column, i in zip(columns, (2, 3), strict=True)
+    }
+    rows = []
+    for name, cut, *scores in halves:
+        cells = {}
+        for column, e in zip(columns, scores, strict=True):
+            if e:
+                away = e["ndcg@10"] - means[column]
+                cells[column] = f"{e['ndcg@10']:.3f} / {e['mrr@10']:.3f} ({away:+.3f})"
+        rows.append((f"{name} (newer from {cut})", cells))
+    rows.append(
+        (
+            f"**mean of {len(halves)} commit sets** (nDCG@10)",
+            {c: f"{m:.3f}" for c, m in means.items()},
+        )
+    )
+    title = (
+        f"pix as shipped by the age of the subjects, nDCG@10 / MRR@10 (distance to the half's "
+        f"mean), ({tier})"
+    )
+    return Table(title, columns, rows)
 
 
 if __name__ == "__main__":

@@ -66,3 +66,31 @@ def test_a_smaller_log_keeps_only_the_commits_of_as_few_files(tmp_path):
     smaller = log_bench.at_most(read, 2)
     assert [c[2] for c in smaller.commits] == ["add a"]
     assert smaller == log_bench.parent_log(repo, head, max_files=2)  # as if read so
+
+
+def test_a_set_split_by_age_is_split_at_its_median_year_and_placed_against_each_half(
+    monkeypatch,
+):
+    """--halves: a set's subjects from its median year on are the newer half; each half is
+    set against the mean of the same half over the sets."""
+    dated = {"a": ["2010", "2011", "2020", "2021"], "b": ["2024", "2024", "2024"]}
+    monkeypatch.setattr(
+        log_bench,
+        "queries_of",
+        lambda name: (name, [{"date": f"{y}-01-01T00:00:00+00:00"} for y in dated[name]]),
+    )
+    hit, miss = (["x.py"], ["x.py"]), (["y.py"], ["x.py"])
+    a = log_bench.by_age("a", [miss, miss, hit, hit])
+    assert a[1] == "2020" and a[2]["ndcg@10"] == 1.0 and a[3]["ndcg@10"] == 0.0
+    b = log_bench.by_age("b", [hit, hit, miss])
+    assert b[1] == "2024" and b[3] == {}  # every subject of one year: no older half
+    table = log_bench.age_table([a, b], "static-only")
+    rows = dict(table.rows)
+    newer_mean = (1.0 + 2 / 3) / 2
+    assert rows["a (newer from 2020)"]["newer half"] == f"1.000 / 1.000 ({1.0 - newer_mean:+.3f})"
+    assert rows["a (newer from 2020)"]["older half"] == "0.000 / 0.000 (+0.000)"
+    assert "older half" not in rows["b (newer from 2024)"]
+    assert rows["**mean of 2 commit sets** (nDCG@10)"] == {
+        "newer half": f"{newer_mean:.3f}",
+        "older half": "0.000",
+    }
