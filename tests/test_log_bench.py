@@ -4,6 +4,8 @@ weight is undone after it is asked, and a log cut to smaller commits is the one 
 
 from __future__ import annotations
 
+import math
+
 import apsw
 from conftest import commit, git, write
 
@@ -68,29 +70,38 @@ def test_a_smaller_log_keeps_only_the_commits_of_as_few_files(tmp_path):
     assert smaller == log_bench.parent_log(repo, head, max_files=2)  # as if read so
 
 
-def test_a_set_split_by_age_is_split_at_its_median_year_and_placed_against_each_half(
-    monkeypatch,
-):
-    """--halves: a set's subjects from its median year on are the newer half; each half is
-    set against the mean of the same half over the sets."""
-    dated = {"a": ["2010", "2011", "2020", "2021"], "b": ["2024", "2024", "2024"]}
-    monkeypatch.setattr(
-        log_bench,
-        "queries_of",
-        lambda name: (name, [{"date": f"{y}-01-01T00:00:00+00:00"} for y in dated[name]]),
+def test_a_set_split_by_age_is_split_at_its_median_year_and_placed_against_each_column():
+    """--halves: a set's subjects from its median year on are the newer half; each cell is
+    set against its column's mean over the sets that have that half."""
+    hit, second, miss = (["x.py"], ["x.py"]), (["y.py", "x.py"], ["x.py"]), (["y.py"], ["x.py"])
+    years = ["2010", "2011", "2020", "2021"]
+    a = log_bench.by_age("a", years, [miss, miss, hit, second], [miss, hit, miss, miss])
+    assert a.cut == "2020" and a.sizes == (2, 2)
+    assert a.scores["newer half"]["mrr@10"] == 0.75  # (1 + 1/2) / 2
+    assert a.scores["older half"]["ndcg@10"] == 0.0
+    assert a.scores["older half, no log"]["mrr@10"] == 0.5  # the run without the channel
+    b = log_bench.by_age("b", ["2024"] * 3, [hit, hit, miss], [hit, hit, miss])
+    assert b.cut == "2024" and b.sizes == (3, 0) and b.scores["older half"] == {}
+    rows = dict(log_bench.age_table([a, b], "static-only").rows)
+    ndcg_second = 1 / math.log2(3)
+    newer_a = (1 + ndcg_second) / 2
+    newer_mean = (newer_a + 2 / 3) / 2
+    assert rows["a (newer from 2020: 2 / 2)"]["newer half"] == (
+        f"{newer_a:.3f} / 0.750 ({newer_a - newer_mean:+.3f})"
     )
-    hit, miss = (["x.py"], ["x.py"]), (["y.py"], ["x.py"])
-    a = log_bench.by_age("a", [miss, miss, hit, hit])
-    assert a[1] == "2020" and a[2]["ndcg@10"] == 1.0 and a[3]["ndcg@10"] == 0.0
-    b = log_bench.by_age("b", [hit, hit, miss])
-    assert b[1] == "2024" and b[3] == {}  # every subject of one year: no older half
-    table = log_bench.age_table([a, b], "static-only")
-    rows = dict(table.rows)
-    newer_mean = (1.0 + 2 / 3) / 2
-    assert rows["a (newer from 2020)"]["newer half"] == f"1.000 / 1.000 ({1.0 - newer_mean:+.3f})"
-    assert rows["a (newer from 2020)"]["older half"] == "0.000 / 0.000 (+0.000)"
-    assert "older half" not in rows["b (newer from 2024)"]
-    assert rows["**mean of 2 commit sets** (nDCG@10)"] == {
-        "newer half": f"{newer_mean:.3f}",
-        "older half": "0.000",
+    assert rows["a (newer from 2020: 2 / 2)"]["older half"] == "0.000 / 0.000 (+0.000)"
+    assert "older half" not in rows["b (newer from 2024: 3 / 0)"]
+    means = rows["**mean over the sets** (nDCG@10)"]
+    assert means["newer half"] == f"{newer_mean:.3f} (2 sets)"
+    assert means["older half"] == "0.000 (1 sets)"
+
+
+def test_sets_of_one_year_each_leave_the_older_columns_out():
+    hit = (["x.py"], ["x.py"])
+    only = log_bench.by_age("c", ["2024", "2024"], [hit, hit], [hit, hit])
+    table = log_bench.age_table([only], "transformer")
+    assert set(dict(table.rows)["**mean over the sets** (nDCG@10)"]) == {
+        "newer half",
+        "newer half, no log",
     }
+    assert "| c (newer from 2024: 2 / 0) | 1.000 / 1.000 (+0.000) |  |" in table.render()
