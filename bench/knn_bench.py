@@ -42,7 +42,11 @@ def databases(django: bool) -> list[tuple[str, Path]]:
     out = []
     for variant, label in (("", "full"), ("-static", "static-only")):
         folder = devcorpora.database("x", variant).parent
-        out += [(f"{db.stem} ({label})", db) for db in sorted(folder.glob("*.db"))]
+        out += [
+            (f"{db.stem} ({label})", db)
+            for db in sorted(folder.glob("*.db"))
+            if not db.stem.startswith("parent-")  # parent_bench's: a snapshot per subject
+        ]
     if django:
         db = corpora.cache_dir() / "knn" / "django-static.db"
         if not db.exists():
