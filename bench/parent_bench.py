@@ -33,12 +33,10 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from bench import devcorpora, devsets, metrics
-from bench.devbench import Table
+from bench.devbench import Table, expand, indexed_commits
 from bench.quality import rank_files
-from bench.weights_bench import expand
 from pix.index import index_repository
 from pix.query import QueryEngine
-from pix.store.db import open_store
 
 VARIANT = "-static"  # the transformer over a hundred snapshots a set would take hours here
 # The files a commit's snapshot holds: those pix indexed there (a gold file pix skips at the
@@ -47,7 +45,6 @@ PARENT_FILES = """
 SELECT f.path FROM snapshot_file f JOIN snapshot s ON s.id = f.snapshot_id
 WHERE s.kind = 'commit' AND s.commit_sha = ?
 """
-INDEXED_COMMITS = "SELECT commit_sha FROM snapshot WHERE kind = 'commit'"
 
 
 def parents(root: Path, shas: list[str]) -> list[str | None]:
@@ -79,10 +76,7 @@ def ask_at_parents(
     subject asked there: ((ranked files, gold files there) per subject asked, subjects left
     out: a root commit's, or one whose files are all new at its commit)."""
     at = parents(root, [q["commit"] for q in qs])
-    have: set[str] = set()
-    if db.exists():
-        with open_store(db, create=False) as store:
-            have = {sha for (sha,) in store.conn.execute(INDEXED_COMMITS)}
+    have = indexed_commits(db)  # devbench --reuse's test: counted, the log by this rule
     for sha in dict.fromkeys(at):
         if sha and sha not in have:
             index_repository(str(root), str(db), at=sha, embed=False)
@@ -115,18 +109,17 @@ def main(argv: list[str] | None = None) -> None:
             print(f"  {name}: {len(runs)} asked, {left_out} left out, {seconds:.0f} s",
                   file=sys.stderr, flush=True)  # fmt: skip
             done[name] = (metrics.evaluate(runs), len(runs), left_out, seconds)
-    mean = statistics.mean(e["ndcg@10"] for e, *_ in done.values())
+    ndcg, mrr = (statistics.mean(e[k] for e, *_ in done.values()) for k in ("ndcg@10", "mrr@10"))
     rows = []
     for name, (e, asked, left_out, seconds) in done.items():
         cells = {
             "nDCG@10 / MRR@10": f"{e['ndcg@10']:.3f} / {e['mrr@10']:.3f}",
-            "distance to the mean": f"{e['ndcg@10'] - mean:+.3f}",
+            "distance to the mean": f"{e['ndcg@10'] - ndcg:+.3f}",
             "asked": asked,
             "left out": left_out,
             "s": round(seconds),
         }
         rows.append((name, cells))
-    ndcg, mrr = (statistics.mean(e[k] for e, *_ in done.values()) for k in ("ndcg@10", "mrr@10"))
     rows.append((f"**mean of {len(done)} sets**", {"nDCG@10 / MRR@10": f"{ndcg:.3f} / {mrr:.3f}"}))
     columns = ["nDCG@10 / MRR@10", "distance to the mean", "asked", "left out", "s"]
     print(Table("each subject asked at its parent commit (static-only)", columns, rows).render())

@@ -154,19 +154,20 @@ def write(conn: apsw.Connection, snapshot_id: int, found: Log | None) -> None:
     in place of any log it had (one read by an older rule)."""
     if found is None:
         return
+    # A source was chosen before the write began: another pix may have replaced that snapshot
+    # since. Then this one's log stays as it was, and the next index reads it from git. A
+    # snapshot is never its own source (its log would be unlinked, then copied from nothing,
+    # and recorded as current).
+    if found.source is not None and (
+        found.source == snapshot_id or not is_current(conn, found.source)
+    ):
+        return
+    conn.execute(UNLINK_COMMITS, {"snapshot": snapshot_id})
     if found.source is not None:
-        # Read before the write began: another pix may have replaced that snapshot since.
-        # Then this one's log stays as it was, and the next index reads it from git. A
-        # snapshot is never its own source (its log would be unlinked, then copied from
-        # nothing, and recorded as current).
-        if not is_current(conn, found.source) or found.source == snapshot_id:
-            return
-        conn.execute(UNLINK_COMMITS, {"snapshot": snapshot_id})
         conn.execute(COPY_LINKS, {"snapshot": snapshot_id, "source": found.source})
     else:
         commits = json.dumps(found.commits)
         conn.execute(INSERT_COMMITS, {"commits": commits})
         conn.execute(INSERT_FILES, {"commits": commits})
-        conn.execute(UNLINK_COMMITS, {"snapshot": snapshot_id})
         conn.execute(LINK_COMMITS, {"snapshot": snapshot_id, "commits": commits})
     conn.execute(COUNT_LINKS, {"snapshot": snapshot_id, "rule": found.rule})

@@ -340,11 +340,10 @@ def folder_covers(path: Path, root: str, sub: str) -> bool:
 
 def _inspect(path: Path, check: bool = False, immutable: bool | None = None) -> list[str]:
     """A look that only reads an existing file (_open_to_look): its applied migrations, or a
-    refusal; with
-    `check`, SQLite's quick_check too. `immutable`: opens_immutable, if the caller knows.
-    Looked at again, on a fresh connection, while another pix changes the schema under it
-    (two first `pix index` at once: "vtable constructor failed: blob_trigram" from the
-    quick_check, 2 of 80 runs in the audit's loop)."""
+    refusal; with `check`, SQLite's quick_check too. `immutable`: opens_immutable, if the
+    caller knows. Looked at again, on a fresh connection, while another pix changes the schema
+    under it (two first `pix index` at once: "vtable constructor failed: blob_trigram" from
+    the quick_check, 2 of 80 runs in the audit's loop)."""
     for attempt in range(SCHEMA_RETRIES):
         try:
             return _inspect_once(path, check, immutable)
