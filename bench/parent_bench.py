@@ -1,6 +1,6 @@
 """Each commit subject asked at its parent commit: pix where the developer stood.
 
-    python -m bench.parent_bench [--sets lang] [--mirrors DIR] [--jobs 2]
+    python -m bench.parent_bench [--sets lang] [--mirrors DIR] [--jobs 2] [--wide] [--dump F]
 
 devbench, log_bench and weights_bench ask every subject of a commit set of one database, the
 set's pinned commit: a subject of 2007 is asked of 2026's code, which may have moved or gone
@@ -14,6 +14,12 @@ parent of a set, so BM25's statistics count the chunks of all of them, not the p
 files are the subject's files pix indexed at the parent: a file its commit added cannot be
 found there, and a subject whose files are all new (or a root commit's) is left out, counted.
 
+`--wide` asks, at the same parent, what issue 11 wants pix above on every set: each channel
+alone, the plain BM25 baseline (bm25s over the parent's blobs) and semble's lexical side (its
+own walker over the parent's tree, written out by `git archive`), and pix without the
+refinement; the table names, per set, the rivals pix is not above. `--dump F` writes every
+ranking as a JSON line (set, subject's number, system, gold, ranked) for reading by hand.
+
 Databases are cached beside devbench's (bench.devcorpora: `parent-<set>`, keyed by the model
 and the chunker), so a second run indexes nothing again. Sets run `--jobs` at a time, each in
 its own process. Prints each set's nDCG@10 / MRR@10, its distance to the mean of the sets, how
@@ -25,16 +31,20 @@ refine.py, which is most of it).
 from __future__ import annotations
 
 import argparse
+import io
+import json
 import statistics
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from bench import devcorpora, devsets, metrics
-from bench.devbench import Table, expand, indexed_commits
-from bench.quality import rank_files
+from bench import baselines, devcorpora, devsets, metrics
+from bench.devbench import BASELINE, SEMBLE, Table, expand, indexed_commits, rank_pix
 from pix.index import index_repository
 from pix.query import QueryEngine
 
@@ -45,6 +55,20 @@ PARENT_FILES = """
 SELECT f.path FROM snapshot_file f JOIN snapshot s ON s.id = f.snapshot_id
 WHERE s.kind = 'commit' AND s.commit_sha = ?
 """
+PIX = "pix static-only"
+# --wide: what issue 11 asks pix to be above on every set (each channel alone; plain BM25 and
+# the peer come from PEERS), and pix without the transformer reading its best candidates.
+SYSTEMS: dict[str, dict] = {
+    PIX: {},
+    "without refinement": {"refine": False},
+    "static alone": {"channels": ["static"]},
+    "bm25 alone": {"channels": ["bm25"]},
+    "ident alone": {"channels": ["ident"]},
+    "path alone": {"channels": ["path"]},
+}
+PEERS = (BASELINE, SEMBLE)
+RIVALS = (*(label for label in SYSTEMS if "alone" in label), *PEERS)
+METRICS = ("ndcg@10", "mrr@10")
 
 
 def parents(root: Path, shas: list[str]) -> list[str | None]:
@@ -58,30 +82,50 @@ def parents(root: Path, shas: list[str]) -> list[str | None]:
     return [first[sha] for sha in shas]
 
 
-def ask_set(name: str, mirrors: str | None) -> tuple[str, list, int, float]:
-    """(set, runs, subjects left out, seconds) of one commit set."""
+def ask_set(name: str, mirrors: str | None, wide: bool = False) -> tuple[str, dict, int, float]:
+    """(set, runs per system, subjects left out, seconds) of one commit set."""
     devcorpora.set_mirrors(mirrors)
     started = time.perf_counter()
     meta, qs = devsets.load_set(name)
     db = devcorpora.database(f"parent-{name}", VARIANT)
-    runs, left_out = ask_at_parents(devcorpora.clone(meta["repo"]), db, qs)
+    runs, left_out = ask_at_parents(devcorpora.clone(meta["repo"]), db, qs, wide=wide)
     return name, runs, left_out, time.perf_counter() - started
 
 
+def peers_at(root: Path, sha: str, cache: dict) -> dict[str, Callable[[str], list[str]]]:
+    """The plain BM25 baseline and semble's lexical side over the tree of commit `sha`:
+    BM25 from git's blobs (their words shared between commits through `cache`), semble's own
+    walker over the tree written out by `git archive` (files marked export-ignore are left
+    out of that one)."""
+    bm25 = baselines.BM25Files.from_git(root, sha, cache=cache)
+    with tempfile.TemporaryDirectory(prefix="pix-parent-") as folder:
+        archive = subprocess.run(
+            ["git", "-C", str(root), "archive", "--format=tar", sha],
+            capture_output=True, check=True,
+        ).stdout  # fmt: skip
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(folder, filter="data")
+        semble = baselines.SembleLexical(Path(folder))
+    return {BASELINE: bm25.rank, SEMBLE: semble.rank}
+
+
 def ask_at_parents(
-    root: Path, db: Path, qs: list[dict]
-) -> tuple[list[tuple[list[str], list[str]]], int]:
+    root: Path, db: Path, qs: list[dict], wide: bool = False
+) -> tuple[dict[str, list[tuple[list[str], list[str]]]], int]:
     """Every subject's parent commit indexed into `db` (static-only; one already there is
     not indexed again: a call that adds nothing still checks the whole database), then each
-    subject asked there: ((ranked files, gold files there) per subject asked, subjects left
-    out: a root commit's, or one whose files are all new at its commit)."""
+    subject asked there: ({system: (ranked files, gold files there) per subject asked},
+    subjects left out: a root commit's, or one whose files are all new at its commit).
+    `wide`: every system of SYSTEMS and the peers, not only pix."""
     at = parents(root, [q["commit"] for q in qs])
     have = indexed_commits(db)  # devbench --reuse's test: counted, the log by this rule
     for sha in dict.fromkeys(at):
         if sha and sha not in have:
             index_repository(str(root), str(db), at=sha, embed=False)
     engine = QueryEngine(db=str(db), cwd=str(root))
-    runs, left_out = [], 0
+    systems = SYSTEMS if wide else {PIX: SYSTEMS[PIX]}
+    runs: dict[str, list] = {label: [] for label in [*systems, *(PEERS if wide else ())]}
+    left_out, words, peers = 0, {}, {}
     try:
         for q, sha in zip(qs, at, strict=True):
             with engine.store.read():
@@ -90,10 +134,27 @@ def ask_at_parents(
             if not gold:
                 left_out += 1
                 continue
-            runs.append((rank_files(engine, q["query"], at=sha), gold))
+            for label, options in systems.items():
+                runs[label].append((rank_pix(engine, q["query"], at=sha, **options), gold))
+            if wide:
+                if sha not in peers:  # one parent's peers at a time: trees differ
+                    peers = {sha: peers_at(root, sha, words)}
+                for label, rank in peers[sha].items():
+                    runs[label].append((rank(q["query"]), gold))
     finally:
         engine.close()
     return runs, left_out
+
+
+def below(scores: dict[str, dict[str, float]]) -> list[str]:
+    """The systems pix is not above on nDCG@10 or MRR@10 (issue 11: above plain BM25 and
+    every single channel), each with the metrics it ties or beats pix on."""
+    out = []
+    for label in RIVALS:
+        lost = [k for k in METRICS if scores[label][k] >= scores[PIX][k]]
+        if lost:
+            out.append(f"{label} ({', '.join(k.split('@')[0] for k in lost)})")
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -101,28 +162,57 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sets", default="lang")
     parser.add_argument("--mirrors")
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--wide", action="store_true", help="each channel alone and the peers")
+    parser.add_argument("--dump", help="write every ranking here (JSON lines)")
     args = parser.parse_args(argv)
     names = expand(args.sets)
-    done: dict[str, tuple[dict, int, int, float]] = {}
+    done: dict[str, tuple[dict[str, dict], int, int, float]] = {}
+    dump = open(args.dump, "w") if args.dump else None  # noqa: SIM115
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        for name, runs, left_out, seconds in pool.map(ask_set, names, [args.mirrors] * len(names)):
-            print(f"  {name}: {len(runs)} asked, {left_out} left out, {seconds:.0f} s",
+        jobs = pool.map(ask_set, names, [args.mirrors] * len(names), [args.wide] * len(names))
+        for name, runs, left_out, seconds in jobs:
+            print(f"  {name}: {len(runs[PIX])} asked, {left_out} left out, {seconds:.0f} s",
                   file=sys.stderr, flush=True)  # fmt: skip
-            done[name] = (metrics.evaluate(runs), len(runs), left_out, seconds)
-    ndcg, mrr = (statistics.mean(e[k] for e, *_ in done.values()) for k in ("ndcg@10", "mrr@10"))
+            scores = {label: metrics.evaluate(r) for label, r in runs.items()}
+            done[name] = (scores, len(runs[PIX]), left_out, seconds)
+            for label, ranked in runs.items() if dump else ():
+                for n, (files, gold) in enumerate(ranked):
+                    row = {"set": name, "n": n, "system": label, "gold": gold, "ranked": files}
+                    dump.write(json.dumps(row) + "\n")
+    if dump:
+        dump.close()
+    print(table(done).render())
+
+
+def table(done: dict[str, tuple[dict[str, dict], int, int, float]]) -> Table:
+    """One row a set: each system's nDCG@10 / MRR@10, pix's distance to the mean of the sets,
+    the systems pix is not above there; the mean of each system last."""
+    labels = list(next(iter(done.values()))[0])
+    mean = {
+        label: {k: statistics.mean(s[label][k] for s, *_ in done.values()) for k in METRICS}
+        for label in labels
+    }
+    wide = set(RIVALS) <= set(labels)
     rows = []
-    for name, (e, asked, left_out, seconds) in done.items():
-        cells = {
-            "nDCG@10 / MRR@10": f"{e['ndcg@10']:.3f} / {e['mrr@10']:.3f}",
-            "distance to the mean": f"{e['ndcg@10'] - ndcg:+.3f}",
-            "asked": asked,
-            "left out": left_out,
-            "s": round(seconds),
-        }
+    for name, (scores, asked, left_out, seconds) in done.items():
+        cells = {label: _pair(scores[label]) for label in labels}
+        cells["distance to the mean"] = f"{scores[PIX]['ndcg@10'] - mean[PIX]['ndcg@10']:+.3f}"
+        if wide:
+            cells["pix not above"] = "; ".join(below(scores)) or "-"
+        cells.update({"asked": asked, "left out": left_out, "s": round(seconds)})
         rows.append((name, cells))
-    rows.append((f"**mean of {len(done)} sets**", {"nDCG@10 / MRR@10": f"{ndcg:.3f} / {mrr:.3f}"}))
-    columns = ["nDCG@10 / MRR@10", "distance to the mean", "asked", "left out", "s"]
-    print(Table("each subject asked at its parent commit (static-only)", columns, rows).render())
+    rows.append((f"**mean of {len(done)} sets**", {label: _pair(mean[label]) for label in labels}))
+    columns = [
+        *labels,
+        "distance to the mean",
+        *(["pix not above"] if set(RIVALS) <= set(labels) else []),
+    ]
+    title = "each subject asked at its parent commit (static-only), nDCG@10 / MRR@10"
+    return Table(title, [*columns, "asked", "left out", "s"], rows, first="set")
+
+
+def _pair(e: dict[str, float]) -> str:
+    return f"{e['ndcg@10']:.3f} / {e['mrr@10']:.3f}"
 
 
 if __name__ == "__main__":
