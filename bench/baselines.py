@@ -83,8 +83,10 @@ class BM25Files:
     stopwords dropped, Snowball-stemmed (bm25s + PyStemmer, defaults k1=1.5, b=0.75).
     "Code files": every text file of the tree (UTF-8, <= 1 MiB) except what pix's path
     priors call docs (Markdown/RST/text, docs/ folders, changelogs), so changelogs that
-    repeat commit subjects do not decide the baseline. Built from {path: text}; the caller
-    can share `tokens` (keyed by any content id) between corpora that share files."""
+    repeat commit subjects do not decide the baseline. A file's document is its path's words
+    and its text's. Built from {path: text}; the caller can share `cache` (a text's words,
+    keyed by any content id such as its blob) between corpora that share files: a path's
+    words are never cached with them, since one text may sit at several paths."""
 
     def __init__(
         self, files: dict[str, str], keys: dict[str, str] | None = None, cache: dict | None = None
@@ -102,8 +104,8 @@ class BM25Files:
         for path in self.paths:
             key = (keys or {}).get(path, path)
             if key not in cache:
-                cache[key] = code_words(path + "\n" + files[path])
-            texts.append(cache[key])
+                cache[key] = code_words(files[path])
+            texts.append(code_words(path) + " " + cache[key])
         tokens = bm25s.tokenize(texts, stopwords="en", stemmer=self.stemmer, show_progress=False)
         self.index = bm25s.BM25()
         self.index.index(tokens, show_progress=False)

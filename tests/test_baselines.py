@@ -1,0 +1,38 @@
+"""bench/baselines.py: the plain BM25 baseline reads each file's path and text, and a text
+shared by several paths (or commits) keeps each path's own words."""
+
+from __future__ import annotations
+
+from conftest import commit, new_repo, write
+
+from bench.baselines import BM25Files
+
+
+def test_one_text_at_two_paths_is_found_by_each_name(tmp_path):
+    same = "TIMEOUT = 30\n"
+    root = new_repo(tmp_path / "repo", {"alpha/thing.py": same, "zeta/widget.py": same})
+    cache: dict = {}
+    bm25 = BM25Files.from_git(root, "HEAD", cache=cache)
+    assert bm25.rank("widget") == ["zeta/widget.py"]
+    assert bm25.rank("thing") == ["alpha/thing.py"]
+    assert sorted(bm25.rank("timeout")) == ["alpha/thing.py", "zeta/widget.py"]
+    # a rename at the next commit: its text's words come from the cache, its path's do not
+    write(root, {"zeta/gadget.py": same})
+    (root / "zeta/widget.py").unlink()
+    commit(root, "rename the widget")
+    renamed = BM25Files.from_git(root, "HEAD", cache=cache)
+    assert renamed.rank("gadget") == ["zeta/gadget.py"]
+    assert renamed.rank("widget") == []
+
+
+def test_docs_are_left_out_and_words_split_at_case_and_underscores(tmp_path):
+    root = new_repo(
+        tmp_path / "repo",
+        {
+            "src/session.py": "def open_session(retryPolicy):\n    return retryPolicy\n",
+            "README.md": "open a session with a retry policy\n",
+        },
+    )
+    bm25 = BM25Files.from_git(root)
+    assert bm25.paths == ["src/session.py"]
+    assert bm25.rank("retry policy") == ["src/session.py"]
