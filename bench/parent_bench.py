@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
 import statistics
 import subprocess
@@ -121,13 +122,14 @@ def peers_at(root: Path, sha: str, cache: dict) -> dict[str, Callable[[str], lis
     out of that one). semble keeps its index in memory, so the folder can go at once."""
     bm25 = baselines.BM25Files.from_git(root, sha, cache=cache)
     with tempfile.TemporaryDirectory(prefix="pix-parent-") as folder:
-        archive = subprocess.Popen(
-            ["git", "-C", str(root), "archive", "--format=tar", sha], stdout=subprocess.PIPE
-        )
-        with archive, tarfile.open(fileobj=archive.stdout, mode="r|") as tar:
+        # Read whole, not streamed: tarfile stops at the archive's end marker, and git, still
+        # writing its padding, would die of SIGPIPE (a tree of these repositories: a few MB).
+        archive = subprocess.run(
+            ["git", "-C", str(root), "archive", "--format=tar", sha],
+            capture_output=True, check=True,
+        ).stdout  # fmt: skip
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(folder, filter=regular)
-        if archive.returncode:
-            raise subprocess.CalledProcessError(archive.returncode, archive.args)
         semble = baselines.SembleLexical(Path(folder))
     return {PLAIN_BM25: bm25.rank, SEMBLE: semble.rank}
 
