@@ -25,7 +25,7 @@ def test_one_text_at_two_paths_is_found_by_each_name(tmp_path):
     assert renamed.rank("widget") == []
 
 
-def test_docs_are_left_out_and_words_split_at_case_and_underscores(tmp_path):
+def test_docs_are_left_out_and_camel_case_words_split(tmp_path):
     root = new_repo(
         tmp_path / "repo",
         {
