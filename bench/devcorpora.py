@@ -110,20 +110,26 @@ def snapshot(repo: str, sha: str) -> Path:
         with tempfile.TemporaryDirectory(prefix=f".{target.name}-", dir=target.parent) as tmp:
             tree = Path(tmp) / "tree"
             tree.mkdir()
-            # read-tree + checkout-index into a private index: the tree as committed, with
-            # no export-ignore or export-subst rewriting (git archive would apply both).
-            env = {**os.environ, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
-            for args in (["read-tree", sha], ["checkout-index", "-a", "-f"]):
-                subprocess.run(
-                    ["git", "--git-dir", str(source), "--work-tree", str(tree), *args],
-                    env=env, check=True, capture_output=True,
-                )  # fmt: skip
+            write_tree(source, sha, tree)
             commit_tree(tree, f"{repo}@{sha}")
             (tree / ".git" / MARKER).write_text(f"{repo}@{sha}\n")
             if target.exists():
                 shutil.rmtree(target)
             tree.rename(target)
     return target
+
+
+def write_tree(git_dir: Path, sha: str, tree: Path) -> None:
+    """Commit `sha`'s files, as committed, into the folder `tree`: read-tree + checkout-index
+    into a private index, so no export-ignore or export-subst rewriting (git archive would
+    apply both) and no work tree or index of `git_dir` touched."""
+    with tempfile.TemporaryDirectory(prefix=".index-") as scratch:
+        env = {**os.environ, "GIT_INDEX_FILE": str(Path(scratch) / "index")}
+        for args in (["read-tree", sha], ["checkout-index", "-a", "-f"]):
+            subprocess.run(
+                ["git", "--git-dir", str(git_dir), "--work-tree", str(tree), *args],
+                env=env, check=True, capture_output=True,
+            )  # fmt: skip
 
 
 def clone(repo: str) -> Path:

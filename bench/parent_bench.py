@@ -16,7 +16,7 @@ found there, and a subject whose files are all new (or a root commit's) is left 
 
 `--wide` asks, at the same parent, what issue 11 wants pix above on every set: each channel
 alone, the plain BM25 baseline (bm25s over the parent's blobs) and semble's lexical side (its
-own walker over the parent's tree, written out by `git archive`), and pix without the
+own walker over the parent's tree, written out as committed), and pix without the
 refinement; the table names, per set, the rivals pix is not above. `--dump F` writes every
 ranking as a JSON line (set, the subject's number in its set, commit and query, system, gold,
 ranked) for reading by hand. The gold files are those pix indexed at the parent, for every
@@ -35,12 +35,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import io
 import json
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -109,27 +107,14 @@ def ask_set(name: str, mirrors: str | None, wide: bool = False) -> tuple[str, As
     return name, asked, time.perf_counter() - started
 
 
-def regular(member: tarfile.TarInfo, folder: str) -> tarfile.TarInfo | None:
-    """Files and folders only, as the baseline reads (git's modes 100644 and 100755): a
-    symbolic link to an absolute path would stop the "data" filter, and so the whole run."""
-    return tarfile.data_filter(member, folder) if member.isreg() or member.isdir() else None
-
-
 def peers_at(root: Path, sha: str, cache: dict) -> dict[str, Callable[[str], list[str]]]:
     """The plain BM25 baseline and semble's lexical side over the tree of commit `sha`:
     BM25 from git's blobs (their words shared between commits through `cache`), semble's own
-    walker over the tree written out by `git archive` (files marked export-ignore are left
-    out of that one). semble keeps its index in memory, so the folder can go at once."""
+    walker over the tree written out as committed (devcorpora.write_tree, as devbench's
+    snapshots are). semble keeps its index in memory, so the folder can go at once."""
     bm25 = baselines.BM25Files.from_git(root, sha, cache=cache)
     with tempfile.TemporaryDirectory(prefix="pix-parent-") as folder:
-        # Read whole, not streamed: tarfile stops at the archive's end marker, and git, still
-        # writing its padding, would die of SIGPIPE (a tree of these repositories: a few MB).
-        archive = subprocess.run(
-            ["git", "-C", str(root), "archive", "--format=tar", sha],
-            capture_output=True, check=True,
-        ).stdout  # fmt: skip
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(folder, filter=regular)
+        devcorpora.write_tree(root / ".git", sha, Path(folder))
         semble = baselines.SembleLexical(Path(folder))
     return {PLAIN_BM25: bm25.rank, SEMBLE: semble.rank}
 

@@ -57,7 +57,7 @@ def test_wide_asks_every_system_at_each_parents_own_tree(tmp_path):
         {"retry.py": "def retry(times):\n    return times\n", "cache.py": "CACHE = {}\n"},
         "start",
     )
-    (root / "hosts").symlink_to("/etc/hosts")  # an absolute link: git archive writes it out
+    (root / "hosts").symlink_to("/etc/hosts")  # an absolute link in every parent's tree
     git(root, "rm", "-q", "retry.py")
     write(root, {"backoff.py": "def backoff(times):\n    return times * 2\n"})
     commit(root, "retry becomes backoff")
