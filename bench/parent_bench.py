@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from bench import baselines, devcorpora, devsets, metrics
-from bench.devbench import Table, expand, indexed_commits, rank_pix
+from bench.devbench import BASELINE, SEMBLE, Table, expand, indexed_commits, rank_pix
 from pix.index import index_repository
 from pix.query import QueryEngine
 
@@ -59,8 +59,6 @@ SELECT f.path FROM snapshot_file f JOIN snapshot s ON s.id = f.snapshot_id
 WHERE s.kind = 'commit' AND s.commit_sha = ?
 """
 PIX = "pix static-only"
-PLAIN_BM25 = "plain BM25 (bm25s)"  # bench.baselines.BM25Files
-SEMBLE = "semble lexical"  # the peer without its model, bench.baselines.SembleLexical
 # --wide: what issue 11 asks pix to be above on every set (each channel alone, plain BM25) and
 # the peer (RIVALS), and pix without the transformer reading its best candidates.
 SYSTEMS: dict[str, dict] = {
@@ -71,8 +69,8 @@ SYSTEMS: dict[str, dict] = {
     "ident alone": {"channels": ["ident"]},
     "path alone": {"channels": ["path"]},
 }
-PEERS = (PLAIN_BM25, SEMBLE)
-RIVALS = ("static alone", "bm25 alone", "ident alone", "path alone", *PEERS)
+PEERS = (BASELINE, SEMBLE)  # devbench's labels: one name a system in every table and dump
+RIVALS = (*(label for label, options in SYSTEMS.items() if "channels" in options), *PEERS)
 METRICS = {"ndcg@10": "nDCG@10", "mrr@10": "MRR@10"}
 
 
@@ -116,7 +114,7 @@ def peers_at(root: Path, sha: str, cache: dict) -> dict[str, Callable[[str], lis
     with tempfile.TemporaryDirectory(prefix="pix-parent-") as folder:
         devcorpora.write_tree(root / ".git", sha, Path(folder))
         semble = baselines.SembleLexical(Path(folder))
-    return {PLAIN_BM25: bm25.rank, SEMBLE: semble.rank}
+    return {BASELINE: bm25.rank, SEMBLE: semble.rank}
 
 
 def ask_at_parents(root: Path, db: Path, qs: list[dict], wide: bool = False) -> Asked:
