@@ -1,11 +1,10 @@
 """Definition-level chunks in every language with a grammar, the fallback for the rest, and
 language detection by name, '#!' line and editor mode line."""
 
-import importlib
+import warnings
 
 import pytest
 from test_chunk import check_invariants
-from tree_sitter import Language, Parser
 
 from pix.ingest import treesitter
 from pix.ingest.chunk import chunk_file, language_for
@@ -504,9 +503,12 @@ def test_a_node_ending_in_text_no_child_shows_keeps_its_end():
 
 @pytest.mark.parametrize("lang", sorted(treesitter.GRAMMARS))
 def test_every_grammar_loads_and_has_a_spec(lang):
-    module, func = treesitter.GRAMMARS[lang]
-    language = Language(getattr(importlib.import_module(module), func)())
-    assert Parser(language).parse(b"x").root_node is not None
+    # As errors: Perl's and Solidity's wheels hand over a bare int pointer, which tree-sitter
+    # deprecates; pix wraps it in a capsule, so no grammar loads through a deprecated path.
+    treesitter._PARSERS.pop(lang, None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert treesitter.parse(lang, b"x") is not None
     assert lang in SPECS
 
 

@@ -112,6 +112,17 @@ def test_file_flag_prints_whole_files_under_path_headers(repo):
     assert response["results"][0]["text"] == TABLES
 
 
+def test_file_text_comes_with_the_line_ends_the_index_holds(tmp_path, embedder):
+    # README: a CRLF file is stored with its line ends folded (BM25, lines and offsets see one
+    # form), so --file hands back `\n` ends, and a BOM is dropped; `git show` has the bytes.
+    crlf = "\ufeffdef kelvin_to_celsius(k):\r\n    return k - 273.15\r\n"
+    root = new_repo(tmp_path / "crlf", {"temps.py": crlf})
+    index_repository(str(root), embedder=embedder)
+    response = run_json("kelvin to celsius", "--file", "--top", "1", cwd=root)
+    assert response["results"][0]["file"] == "temps.py"
+    assert response["results"][0]["text"] == "def kelvin_to_celsius(k):\n    return k - 273.15\n"
+
+
 def test_no_content_text_output_is_headers_only(repo):
     code, out, _ = run(CELSIUS, "--file", "--no-content", "--top", "3", cwd=repo)
     assert code == 0

@@ -6,6 +6,7 @@ the chunker falls back to blank-line blocks for that file.
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import re
 import threading
@@ -50,6 +51,18 @@ GRAMMARS: dict[str, tuple[str, str]] = {
 
 _PARSERS: dict[str, tuple[Parser, threading.Lock] | None] = {}
 _LOAD_LOCK = threading.Lock()
+_CAPSULE_NEW = ctypes.pythonapi.PyCapsule_New
+_CAPSULE_NEW.restype = ctypes.py_object
+_CAPSULE_NEW.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+
+def _as_capsule(grammar: object) -> object:
+    """Older grammar wheels (Perl's, Solidity's) hand back the TSLanguage pointer as a bare
+    int, which tree-sitter 0.25+ still takes but deprecates; wrapped in the capsule newer wheels
+    return, it loads the same way and keeps loading once the int form is gone."""
+    if isinstance(grammar, int):
+        return _CAPSULE_NEW(grammar, b"tree_sitter.Language", None)
+    return grammar
 
 
 def _parser(lang: str) -> tuple[Parser, threading.Lock] | None:
@@ -61,7 +74,8 @@ def _parser(lang: str) -> tuple[Parser, threading.Lock] | None:
             if lang in GRAMMARS:
                 module, func = GRAMMARS[lang]
                 try:
-                    grammar = Language(getattr(importlib.import_module(module), func)())
+                    pointer = getattr(importlib.import_module(module), func)()
+                    grammar = Language(_as_capsule(pointer))
                     entry = (Parser(grammar), threading.Lock())
                 except Exception:  # a broken or missing wheel must not stop indexing
                     entry = None
