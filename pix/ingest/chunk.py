@@ -43,8 +43,9 @@ __all__ = [
 # definitions under a condition (Python `try`/`if`, Ruby `begin`/`if`, shell, PHP and Elixir
 # `if`, Lua `do`); 4: C's `extern` declarations declare nothing (pix.ingest.declarations);
 # 5: nor do the locals of a Lua callback (`vim.schedule(function() local x ... end)`), and a
-# Scala body written by indentation ends on its own last line (pix.ingest.treesitter.end_row).
-CHUNKER_VERSION = 5
+# Scala body written by indentation ends on its own last line (pix.ingest.treesitter.end_row);
+# 6: a '.h' header that shows C++ is cut by the C++ grammar (pix.ingest.languages).
+CHUNKER_VERSION = 6
 
 _MAX_DEPTH = 8  # deeper nesting is treated like plain lines when ranking split points
 

@@ -209,8 +209,12 @@ def rechunk_outdated(store, progress=None) -> None:
             content, text_size, path, language = conn.execute(
                 sql.BLOB_FOR_REMASK, (blob_id,)
             ).fetchone()
+            text = codec.unpack(content, text_size)
+            if language == "c" and language_for(path or "", text) == "cpp":  # a C++ header
+                language = "cpp"
+                conn.execute(sql.SET_BLOB_LANGUAGE, {"language": language, "id": blob_id})
             _drop_chunks(conn, blob_id)
-            _store_chunks(conn, blob_id, codec.unpack(content, text_size), path or "", language)
+            _store_chunks(conn, blob_id, text, path or "", language)
             for chunk_id, key in conn.execute(sql.CHUNK_KEYS_OF_BLOB, (blob_id,)).fetchall():
                 if key in dense:  # a chunk has one vector, the transformer's if there is one
                     conn.execute(sql.INSERT_VECTOR, (chunk_id, dense[key]))

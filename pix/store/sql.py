@@ -54,6 +54,7 @@ GROUP BY c.embed_key
 """
 CHUNK_KEYS_OF_BLOB = "SELECT id, embed_key FROM chunk WHERE blob_id = ? ORDER BY id"
 UPDATE_BLOB_CONTENT = "UPDATE blob SET text_size = ?, content = ? WHERE id = ?"
+SET_BLOB_LANGUAGE = "UPDATE blob SET language = :language WHERE id = :id"
 
 LATEST_SNAPSHOT_OF_ROOT = """
 SELECT id, commit_sha, branch, dirty, fingerprint FROM snapshot
