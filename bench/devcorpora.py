@@ -15,6 +15,7 @@ its commit sha is the same on every machine.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -95,9 +96,13 @@ def commit_tree(tree: Path, message: str) -> None:
     )  # fmt: skip
 
 
-def snapshot(repo: str, sha: str) -> Path:
-    """A one-commit git repository whose tree is exactly `sha`'s tree in `repo`."""
-    target = cache_dir() / "snapshots" / f"{repo.replace('/', '+')}-{sha[:12]}"
+def snapshot(repo: str, sha: str, folder: str | None = None) -> Path:
+    """A one-commit git repository whose tree is exactly `sha`'s tree in `repo` (or, given
+    `folder`, only that folder of it, at its place in the tree)."""
+    name = f"{repo.replace('/', '+')}-{sha[:12]}"
+    if folder:  # a folder's own snapshot: its path in the name, readable and unique
+        name += "-" + folder.strip("/").replace("/", "+")
+    target = cache_dir() / "snapshots" / name
     if (target / ".git" / MARKER).exists():
         return target
     source = mirror(repo)
@@ -110,22 +115,26 @@ def snapshot(repo: str, sha: str) -> Path:
         with tempfile.TemporaryDirectory(prefix=f".{target.name}-", dir=target.parent) as tmp:
             tree = Path(tmp) / "tree"
             tree.mkdir()
-            write_tree(source, sha, tree)
-            commit_tree(tree, f"{repo}@{sha}")
-            (tree / ".git" / MARKER).write_text(f"{repo}@{sha}\n")
+            write_tree(source, sha, tree, folder)
+            where = f"{repo}@{sha}" + (f":{folder}" if folder else "")
+            commit_tree(tree, where)
+            (tree / ".git" / MARKER).write_text(f"{where}\n")
             if target.exists():
                 shutil.rmtree(target)
             tree.rename(target)
     return target
 
 
-def write_tree(git_dir: Path, sha: str, tree: Path) -> None:
-    """Commit `sha`'s files, as committed, into the folder `tree`: read-tree + checkout-index
-    into a private index, so no export-ignore or export-subst rewriting (git archive would
-    apply both) and no work tree or index of `git_dir` touched."""
+def write_tree(git_dir: Path, sha: str, tree: Path, folder: str | None = None) -> None:
+    """Commit `sha`'s files (or those of its `folder`, at their paths), as committed, into the
+    folder `tree`: read-tree + checkout-index into a private index, so no export-ignore or
+    export-subst rewriting (git archive would apply both) and no work tree or index of
+    `git_dir` touched."""
+    part = folder.strip("/") if folder else ""
+    read = ["read-tree", f"--prefix={part}/", f"{sha}:{part}"] if part else ["read-tree", sha]
     with tempfile.TemporaryDirectory(prefix=".index-") as scratch:
         env = {**os.environ, "GIT_INDEX_FILE": str(Path(scratch) / "index")}
-        for args in (["read-tree", sha], ["checkout-index", "-a", "-f"]):
+        for args in (read, ["checkout-index", "-a", "-f"]):
             subprocess.run(
                 ["git", "--git-dir", str(git_dir), "--work-tree", str(tree), *args],
                 env=env, check=True, capture_output=True,
@@ -208,10 +217,14 @@ NOT_CHUNKER = frozenset(
 )
 
 
+@functools.cache
 def indexer_key() -> str:
     """A short hash of what decides a database's chunks: pix/ingest's sources, the migrations
     and the installed tree-sitter wheels. An index does not rechunk a blob it already holds, so
-    a database cached by another chunker would be measured as if it were this one's."""
+    a database cached by another chunker would be measured as if it were this one's. Read
+    once a process, and by a bench before it forks its workers (they inherit it): a source
+    edited while a bench runs would otherwise file the running code's databases under the
+    edited code's key."""
     import importlib.metadata
 
     import pix

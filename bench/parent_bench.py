@@ -183,6 +183,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     names = expand(args.sets)
     done: dict[str, tuple[dict[str, dict], int, int, float]] = {}
+    devcorpora.indexer_key()  # before the workers fork: they inherit the key of this code
     with (
         open(args.dump, "w") if args.dump else contextlib.nullcontext() as dump,
         ProcessPoolExecutor(max_workers=args.jobs) as pool,

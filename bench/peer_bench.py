@@ -1,0 +1,329 @@
+"""A final comparison on the best hybrid peer's own public benchmark, never development data.
+
+    python -m bench.peer_bench --semble DIR [--mirrors DIR] [--repos a,b] [--static-only]
+                               [--jobs 2] [--dump FILE] [--published FILE]
+
+semble (MinishLab/semble) publishes the benchmark issue 11's first figures come from: pinned
+repositories (`benchmarks/repos.json`: name, language, url, revision, and the folder of it that
+is indexed, `benchmark_root`) and, per repository, hand-written questions
+(`benchmarks/annotations/<name>.json`: query, category symbol / semantic / architecture, the
+`relevant` and `secondary` files, paths from the repository's top). DIR is a clone of
+MinishLab/semble or its `benchmarks/` folder; nothing of it is committed here. Issue 11 keeps
+public benchmarks out of development data: this bench is for side-by-side figures only, and a
+ranking change is judged on bench/devsets, never on what this prints.
+
+Each repository's folder at its pinned revision, at its place in the tree, becomes a one-commit
+repository of its own (bench.devcorpora.snapshot), indexed by pix (cached as `peer-<name>`
+beside devbench's databases; `--static-only`: keyword phase and static vectors, what pix answers
+seconds after `pix index` starts) and by the peers run here: plain BM25 over files
+(bench.baselines.BM25Files) and semble's own chunker, BM25 and ranking stage without its model
+(bench.baselines.SembleLexical; its wheel downloads the model from a hub this machine cannot
+reach, so semble's hybrid is not run). Every system is scored at file level on its first 10
+files (nDCG@10 with binary gains, MRR@10), the gold of a question being its relevant and
+secondary files that pix indexed in the folder (semble's own runner likewise counts only the
+targets its index holds; a file pix skips is dropped for every system, which can only favour
+pix). Twice more, scored as semble's own runner scores: a system's first 10 chunks, a gold file
+at the place of its first chunk there (pix in chunk mode, semble's lexical side as it searches),
+so pix stands beside the figures semble publishes for its hybrid (`--published`: one of its
+`benchmarks/results/semble-hybrid-*.json`, each repository's nDCG@10 printed beside; measured by
+semble on its machine, perhaps with other annotations of the same questions). Prints the mean
+over every question, by language (each question counts once) and by category. A repository whose
+pinned revision the mirror lacks (a mirror older than the pin) is left out and named.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import NamedTuple
+
+from bench import baselines, devcorpora, metrics
+from bench.devbench import BASELINE, SEMBLE, Run, Table, build_db, rank_pix
+from pix.query import QueryEngine
+from pix.request import QueryRequest
+
+PIX = "pix"
+PIX_STATIC = "pix static-only"
+CHUNKS = ", chunk mode"  # the files of a chunk-mode answer (the CLI's and MCP's default)
+# semble's own runner scores a system's first 10 chunks: a target file counts at the place of
+# its first chunk there (another file's chunks before it push it down), nDCG@10 over the
+# targets its index holds. These systems are scored so, beside semble's published figures.
+AS_SEMBLE = " (semble's scoring)"
+DEPTH = 10
+PUBLISHED = "semble hybrid, published nDCG@10"
+
+
+def published_figures(path: str | None) -> dict[str, float]:
+    """Each repository's nDCG@10 in one of semble's published result files
+    (`benchmarks/results/semble-hybrid-*.json`: {"repos": [{"repo", "ndcg10"}, ...]})."""
+    if not path:
+        return {}
+    rows = json.loads(Path(path).read_text(encoding="utf-8"))["repos"]
+    return {row["repo"]: float(row["ndcg10"]) for row in rows}
+
+
+# The files pix indexed in the snapshot: a gold file pix skips counts for no system.
+INDEXED = "SELECT f.path FROM snapshot_file f JOIN snapshot s ON s.id = f.snapshot_id"
+METRICS = ("ndcg@10", "mrr@10")
+
+
+class Spec(NamedTuple):
+    """One repository of the benchmark (repos.json)."""
+
+    name: str
+    language: str
+    repo: str  # owner/name
+    revision: str
+    folder: str | None
+
+
+def benchmark_dir(path: str) -> Path:
+    """The folder holding repos.json and annotations/: DIR itself or DIR/benchmarks."""
+    root = Path(path).expanduser()
+    for candidate in (root, root / "benchmarks"):
+        if (candidate / "repos.json").is_file() and (candidate / "annotations").is_dir():
+            return candidate
+    raise SystemExit(f"peer_bench: no repos.json and annotations/ in {root} or {root}/benchmarks")
+
+
+def load_specs(folder: Path) -> dict[str, Spec]:
+    """The repositories that have both a repos.json entry and an annotation file."""
+    specs = {}
+    for item in json.loads((folder / "repos.json").read_text(encoding="utf-8")):
+        if not (folder / "annotations" / f"{item['name']}.json").is_file():
+            continue
+        url = item["url"].removesuffix(".git").rstrip("/")
+        repo = "/".join(url.split("/")[-2:])
+        specs[item["name"]] = Spec(
+            item["name"], item["language"], repo, item["revision"], item.get("benchmark_root")
+        )
+    return specs
+
+
+def load_questions(folder: Path, name: str) -> list[dict]:
+    """One repository's questions: query, category, gold (relevant then secondary, unique)."""
+    out = []
+    for item in json.loads((folder / "annotations" / f"{name}.json").read_text(encoding="utf-8")):
+        targets = [*item.get("relevant", []), *item.get("secondary", [])]
+        paths = [t if isinstance(t, str) else t["path"] for t in targets]
+        category = item.get("category") or ("symbol" if " " not in item["query"] else "semantic")
+        out.append({"query": item["query"], "category": category, "gold": unique(paths)})
+    return out
+
+
+def unique(paths: list[str]) -> list[str]:
+    return list(dict.fromkeys(p.replace("\\", "/").removeprefix("./") for p in paths))
+
+
+class Asked(NamedTuple):
+    """One repository asked: each system's (ranked files, gold) per question kept, those
+    questions (query, category), how many had no gold file pix indexed, index and ask time."""
+
+    runs: dict[str, list[tuple[list[str], list[str]]]]
+    questions: list[dict]
+    left_out: int
+    index_s: float
+    ask_s: float
+
+
+def ask_repo(spec: Spec, folder: str, mirrors: str | None, static_only: bool) -> Asked:
+    """Index one repository's folder (cached) and ask its questions of every system."""
+    devcorpora.set_mirrors(mirrors)
+    root = devcorpora.snapshot(spec.repo, spec.revision, spec.folder)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="pix-peer-") as tmp:
+        run = Run(Path(tmp), True, not static_only, set(), 0, static_only)
+        db = build_db(f"peer-{spec.name}", root, run, run.embed)
+    index_s = time.perf_counter() - started
+    started = time.perf_counter()
+    engine = QueryEngine(db=str(db), cwd=str(root))
+    try:
+        with engine.store.read():
+            indexed = {p for (p,) in engine.store.conn.execute(INDEXED)}
+        questions = load_questions(Path(folder), spec.name)
+        kept = []  # (question, its gold files that pix indexed)
+        for q in questions:
+            gold = [g for g in q["gold"] if g in indexed]
+            if gold:
+                kept.append(({"query": q["query"], "category": q["category"]}, gold))
+        label = PIX_STATIC if static_only else PIX
+        rankers = {
+            label: lambda q: rank_pix(engine, q),
+            label + CHUNKS: lambda q: rank_pix(engine, q, chunks=True),
+        }
+        if kept:  # a folder of nothing pix indexes (RxSwift's: symlinks) is not asked
+            rankers[BASELINE] = baselines.BM25Files.from_git(root).rank
+            semble = baselines.SembleLexical(root)
+            rankers[SEMBLE] = semble.rank
+            rankers[label + AS_SEMBLE] = lambda q: chunk_paths(engine, q)
+            rankers[SEMBLE + AS_SEMBLE] = lambda q: [
+                r.chunk.file_path for r in semble.index.search(q, top_k=DEPTH, alpha=0.0)
+            ]
+        runs = {
+            system: [(rank(q["query"]), gold) for q, gold in kept]
+            for system, rank in rankers.items()
+        }
+    finally:
+        engine.close()
+    left_out = len(questions) - len(kept)
+    return Asked(runs, [q for q, _ in kept], left_out, index_s, time.perf_counter() - started)
+
+
+def chunk_paths(engine: QueryEngine, query: str) -> list[str]:
+    """The path of each of pix's first DEPTH chunks (chunk mode), repeats kept."""
+    request = QueryRequest(query=query, top=DEPTH, no_content=True)
+    return [r["path"] for r in engine.query(request)["results"]]
+
+
+def as_semble(ranked: list[str], gold: list[str]) -> dict[str, float]:
+    """semble's runner's nDCG@10 (and MRR@10) of one question over a list of chunk paths: each
+    gold file at the place of its first chunk within the first DEPTH."""
+    places = [ranked.index(g) + 1 for g in gold if g in ranked[:DEPTH]]
+    dcg = sum(1 / math.log2(place + 1) for place in places)
+    ideal = sum(1 / math.log2(place + 1) for place in range(1, min(len(gold), DEPTH) + 1))
+    return {"ndcg@10": dcg / ideal, "mrr@10": 1 / min(places) if places else 0.0}
+
+
+def evaluate(system: str, runs: list[tuple[list[str], list[str]]]) -> dict[str, float]:
+    if system.endswith(AS_SEMBLE):
+        return metrics.mean(as_semble(ranked, gold) for ranked, gold in runs)
+    return metrics.evaluate(runs)
+
+
+def grouped(
+    done: dict[str, tuple[Spec, Asked]], key
+) -> dict[str, dict[str, list[tuple[list[str], list[str]]]]]:
+    """Every question's runs, per group (`key(spec, question)`) and system."""
+    out: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
+    for spec, asked in done.values():
+        for system, runs in asked.runs.items():
+            for q, run in zip(asked.questions, runs, strict=True):
+                out[key(spec, q)][system].append(run)
+    return out
+
+
+def table(title: str, groups: dict[str, dict[str, list]], first: str, plural: str) -> Table:
+    """One row a group: each system's nDCG@10 / MRR@10 over its questions; the overall mean
+    over every question last."""
+    systems = list(next(iter(groups.values())))
+    everything: dict[str, list] = defaultdict(list)
+    rows = []
+    for name in sorted(groups):
+        cells: dict[str, str | int] = {}
+        for system in systems:
+            runs = groups[name][system]
+            everything[system].extend(runs)
+            cells[system] = _pair(evaluate(system, runs))
+        cells["questions"] = len(groups[name][systems[0]])
+        rows.append((name, cells))
+    total = {system: _pair(evaluate(system, runs)) for system, runs in everything.items()}
+    total["questions"] = len(everything[systems[0]])
+    rows.append((f"**all {len(groups)} {plural}, each question once**", total))
+    return Table(title, [*systems, "questions"], rows, first=first)
+
+
+def repo_table(done: dict[str, tuple[Spec, Asked]], published: dict[str, float]) -> Table:
+    """One row a repository: pix's nDCG@10 / MRR@10 beside the peers', semble's published
+    nDCG@10 if given, what was left out, the seconds to index (nothing if cached) and to ask;
+    the mean of the repositories last (semble's summary figure is such a mean)."""
+    systems = list(next(iter(done.values()))[1].runs)
+    rows, per_repo = [], defaultdict(list)
+    for name, (spec, asked) in sorted(done.items()):
+        cells: dict[str, str | int] = {"language": spec.language}
+        for system in systems:
+            scores = evaluate(system, asked.runs[system])
+            per_repo[system].append(scores)
+            cells[system] = _pair(scores)
+        if published:
+            cells[PUBLISHED] = f"{published[name]:.3f}" if name in published else "-"
+        cells.update({"questions": len(asked.questions), "left out": asked.left_out})
+        cells.update({"index s": round(asked.index_s), "ask s": round(asked.ask_s)})
+        rows.append((name, cells))
+    mean = {s: {k: statistics.mean(r[k] for r in per_repo[s]) for k in METRICS} for s in systems}
+    last = {s: _pair(mean[s]) for s in systems}
+    if published:
+        known = [published[name] for name in done if name in published]
+        last[PUBLISHED] = f"{statistics.mean(known):.3f} ({len(known)})" if known else "-"
+    rows.append((f"**mean of {len(done)} repositories**", last))
+    columns = ["language", *systems, *([PUBLISHED] if published else [])]
+    columns += ["questions", "left out", "index s", "ask s"]
+    return Table("each repository, nDCG@10 / MRR@10 (file level)", columns, rows, first="repo")
+
+
+def _pair(e: dict[str, float]) -> str:
+    return f"{e['ndcg@10']:.3f} / {e['mrr@10']:.3f}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--semble", required=True, help="a clone of MinishLab/semble")
+    parser.add_argument("--mirrors", help="folder of <owner>+<name>/repo bare git dirs")
+    parser.add_argument("--repos", help="comma-separated names (default: every annotated one)")
+    parser.add_argument("--static-only", action="store_true", help="pix index --static-only")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--dump", help="write every ranking here (JSON lines)")
+    parser.add_argument("--published", help="a semble results file, printed beside (its nDCG@10)")
+    args = parser.parse_args(argv)
+    published = published_figures(args.published)
+    folder = benchmark_dir(args.semble)
+    specs = load_specs(folder)
+    names = args.repos.split(",") if args.repos else sorted(specs)
+    unknown = [n for n in names if n not in specs]
+    if unknown:
+        parser.error(f"not in the benchmark: {', '.join(unknown)}")
+    devcorpora.set_mirrors(args.mirrors)
+    absent = [n for n in names if not devcorpora.has_commit(specs[n].repo, specs[n].revision)]
+    for name in absent:
+        print(f"  {name}: {specs[name].repo} has no commit {specs[name].revision[:12]} in its "
+              "mirror; left out", file=sys.stderr, flush=True)  # fmt: skip
+    names = [n for n in names if n not in absent]
+    done: dict[str, tuple[Spec, Asked]] = {}
+    unasked: list[str] = []
+    devcorpora.indexer_key()  # before the workers fork: they inherit the key of this code
+    with (
+        open(args.dump, "w") if args.dump else contextlib.nullcontext() as dump,
+        ProcessPoolExecutor(max_workers=args.jobs) as pool,
+    ):
+        chosen = [specs[n] for n in names]
+        n = len(chosen)
+        jobs = pool.map(
+            ask_repo, chosen, [str(folder)] * n, [args.mirrors] * n, [args.static_only] * n
+        )
+        for spec, asked in zip(chosen, jobs, strict=True):
+            print(f"  {spec.name}: {len(asked.questions)} asked, {asked.left_out} left out, "
+                  f"index {asked.index_s:.0f} s, ask {asked.ask_s:.0f} s",
+                  file=sys.stderr, flush=True)  # fmt: skip
+            if asked.questions:
+                done[spec.name] = (spec, asked)
+            else:
+                unasked.append(spec.name)
+            for system, runs in asked.runs.items() if dump else ():
+                for q, (ranked, gold) in zip(asked.questions, runs, strict=True):
+                    row = {"repo": spec.name, **q, "system": system, "gold": gold}
+                    dump.write(json.dumps({**row, "ranked": ranked}) + "\n")
+    repos = repo_table(done, published)
+    if absent:
+        repos.notes.append(f"Left out, the pinned revision not in the mirror: {', '.join(absent)}")
+    if unasked:
+        repos.notes.append(
+            f"Not asked, no gold file of theirs indexed by pix: {', '.join(unasked)} (a folder"
+            " of symlinks, which pix does not follow, is one such)"
+        )
+    print(repos.render())
+    by_language = grouped(done, lambda spec, q: spec.language)
+    print(table("by language, nDCG@10 / MRR@10", by_language, "language", "languages").render())
+    by_category = grouped(done, lambda spec, q: q["category"])
+    print(table("by category, nDCG@10 / MRR@10", by_category, "category", "categories").render())
+
+
+if __name__ == "__main__":
+    main()
