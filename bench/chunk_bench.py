@@ -1,6 +1,6 @@
 """What a grammar gives a language over the fallback chunker, on a real repository each.
 
-    python -m bench.chunk_bench [--mirrors DIR] [--langs perl,powershell,...]
+    python -m bench.chunk_bench [--mirrors DIR] [--langs perl,powershell,...] [--headers]
 
 Every file of the language in the repository at its pinned commit (read from the bare mirror,
 `git ls-tree` and `git cat-file`; nothing is checked out) is chunked as `pix index` chunks it
@@ -11,11 +11,17 @@ node, chunks per file, the share of chunks that are one definition (function, me
 the names the identifier channel gets from a file (definitions) and the definition step
 (declarations), median and p90 chunk size in characters, and the median milliseconds to chunk
 a file. Progress on stderr, one table on stdout.
+
+`--headers` instead: every '.h' file of two C++ projects and of the tmux development set's C
+(`HEADERS`), chunked as chunker 5 did (every '.h' is C; the C grammar retries with C++ only
+if C++ parses it cleanly) and as pix does now (a header that shows C++ is C++,
+pix.ingest.languages), with the share of headers read as C++.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 import subprocess
 import sys
@@ -24,7 +30,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from bench import devcorpora
-from pix.ingest import definitions, treesitter
+from pix.ingest import definitions, languages, treesitter
 from pix.ingest.chunk import chunk_file
 from pix.ingest.languages import language_for_path
 
@@ -40,6 +46,13 @@ REPOS: dict[str, tuple[str, str]] = {
     "fortran": ("fortran-lang/fpm", "80b06defc4cad13dc26505d6aa12c07575446214"),
     # The gitsigns development set's pinned commit: Lua's declared names (CHUNKER_VERSION 5).
     "lua": ("lewis6991/gitsigns.nvim", "31d6fb2d618bca1482b9f274751ead5f03461408"),
+}
+# `--headers`: C++ projects whose headers are '.h' (neither is in a public retrieval benchmark
+# that we know of) and the tmux development set's C at its pin.
+HEADERS: dict[str, tuple[str, str]] = {
+    "leveldb": ("google/leveldb", "78a352f47ed6c1e9d750545e9b242289185b87e1"),
+    "spdlog": ("gabime/spdlog", "62302019babd8fdf63c1c6dc4c9faa48d441a7f0"),
+    "tmux": ("tmux/tmux", "c1f947a3c5bc72a40c32dead736f84c4628791ec"),
 }
 DEFINITION_KINDS = frozenset({"function", "method", "class"})
 MAX_BYTES = 1_000_000  # pix skips files this large (pix.ingest.scan)
@@ -70,6 +83,33 @@ def without_grammar(language: str) -> Iterator[None]:
         yield
     finally:
         definitions.SPECS[language] = spec
+
+
+@contextmanager
+def every_header_c() -> Iterator[None]:
+    """Chunker 5's reading of '.h': C, whatever the header shows."""
+    sniff = languages._CPP_HEADER
+    languages._CPP_HEADER = re.compile(r"(?!)")  # matches nothing
+    try:
+        yield
+    finally:
+        languages._CPP_HEADER = sniff
+
+
+def headers() -> list[tuple[str, str, str, dict[str, float]]]:
+    """`--headers`: each repository's '.h' files as chunker 5 and as pix now cuts them."""
+    rows = []
+    for name, (repo, sha) in HEADERS.items():
+        files = [(p, t) for p, t in files_of(repo, sha, "c") if p.endswith(".h")]
+        cpp = sum(languages.language_for(p, t) == "cpp" for p, t in files) / max(len(files), 1)
+        at = f"{repo}@{sha[:10]}"
+        with every_header_c():
+            rows.append((name, at, "every .h C (chunker 5)", measure(files, "c", False)))
+        rows.append((name, at, "C++ if it shows C++ (6)", measure(files, "c", False)))
+        for _, _, _, m in rows[-2:]:
+            m["read as C++"] = cpp if m is rows[-1][3] else 0.0
+        print(f"{name}: {len(files)} headers", file=sys.stderr)
+    return rows
 
 
 def measure(files: list[tuple[str, str]], language: str, grammar: bool) -> dict[str, float]:
@@ -111,7 +151,7 @@ def render(rows: list[tuple[str, str, str, dict[str, float]]]) -> str:
         cells = [
             f"{m[c]:.0f}" if c in ("files", "median chars", "p90 chars")
             else "-" if m[c] != m[c]  # NaN: not the grammar's row
-            else f"{m[c]:.0%}" if c in ("parsed", "definition chunks")
+            else f"{m[c]:.0%}" if c in ("parsed", "definition chunks", "read as C++")
             else f"{m[c]:.2f}"
             for c in columns
         ]  # fmt: skip
@@ -123,8 +163,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--mirrors", help="folder of <owner>+<name>/repo bare git dirs")
     parser.add_argument("--langs", default=",".join(REPOS))
+    parser.add_argument("--headers", action="store_true", help="'.h' as C and as sniffed")
     args = parser.parse_args(argv)
     devcorpora.set_mirrors(args.mirrors)
+    if args.headers:
+        print(render(headers()))
+        return
     rows = []
     for language in args.langs.split(","):
         if language not in REPOS:
