@@ -15,24 +15,32 @@ a file. Progress on stderr, one table on stdout.
 `--headers` instead: every '.h' file of two C++ projects and of the tmux development set's C
 (`HEADERS`), chunked as chunker 5 did (every '.h' is C; the C grammar retries with C++ only
 if C++ parses it cleanly) and as pix does now (a header that shows C++ is C++,
-pix.ingest.languages), with the share of headers read as C++.
+pix.ingest.languages), with the share of headers read as C++; then what the two readings do to
+retrieval on the C++ development sets (bench/devsets: spdlog, leveldb; each indexed static-only
+at its pin both ways, cached as `headers-<set>[-c]`): their commit subjects (pix file mode,
+nDCG@10 / MRR@10) and a lookup of each class or struct one header of the set defines (its bare
+name; up to 80 a set, chosen with a fixed seed; the share with that header first, MRR@10).
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import re
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
+from pathlib import Path
 
-from bench import devcorpora
+from bench import devcorpora, devsets, metrics, quality
+from pix.index import index_repository
 from pix.ingest import definitions, languages, treesitter
 from pix.ingest.chunk import chunk_file
 from pix.ingest.languages import language_for_path
+from pix.query import QueryEngine
 
 # language -> (repository, pinned commit): well-known projects written mostly in it.
 REPOS: dict[str, tuple[str, str]] = {
@@ -112,6 +120,61 @@ def headers() -> list[tuple[str, str, str, dict[str, float]]]:
     return rows
 
 
+# `--headers`: a class or struct defined in a header (an export macro between the keyword and
+# the name, as spdlog's SPDLOG_API and leveldb's LEVELDB_EXPORT), for the lookups.
+DEFINED_CLASS = re.compile(
+    r"^[ \t]*(?:class|struct)[ \t]+(?:[A-Z_]+[ \t]+)?(\w+)[ \t]*(?:final[ \t]*)?(?::[^;{]*)?\{",
+    re.M,
+)
+LOOKUPS = 80
+
+
+def class_lookups(root: Path) -> list[tuple[str, str]]:
+    """(name, header) of up to LOOKUPS classes that exactly one source header of the snapshot
+    defines (names of four letters or more), in a seeded random order."""
+    listing = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], capture_output=True)
+    where: dict[str, set[str]] = {}
+    for path in listing.stdout.decode().split("\0"):
+        if path.endswith(".h") and devsets.is_source(path, devsets.ECOSYSTEMS["cpp"]):
+            for match in DEFINED_CLASS.finditer((root / path).read_text(errors="replace")):
+                where.setdefault(match.group(1), set()).add(path)
+    once = sorted((n, ps.pop()) for n, ps in where.items() if len(ps) == 1 and len(n) > 3)
+    random.Random(11).shuffle(once)
+    return once[:LOOKUPS]
+
+
+def header_retrieval() -> list[tuple[str, dict[str, float | str]]]:
+    """Each C++ development set asked of both readings of its headers."""
+    rows = []
+    for name in devsets.committed_sets("commitloc-cpp"):
+        meta, qs = devsets.load_set(name)
+        root = devcorpora.snapshot(meta["repo"], meta["pinned_commit"])
+        lookups = class_lookups(root)
+        for label, reading, suffix in (
+            ("every .h C (chunker 5)", every_header_c, "-c"),
+            ("C++ if it shows C++ (6)", nullcontext, ""),
+        ):
+            db = devcorpora.database(f"headers-{name}{suffix}", "-static")
+            with reading():
+                index_repository(str(root), str(db), embed=False)
+            engine = QueryEngine(db=str(db), cwd=str(root))
+            try:
+                subjects = [(quality.rank_files(engine, q["query"]), q["gold_files"]) for q in qs]
+                found = [(quality.rank_files(engine, n), [path]) for n, path in lookups]
+            finally:
+                engine.close()
+            asked = metrics.evaluate(subjects)
+            looked = metrics.evaluate(found, ks=(1,))
+            rows.append((f"{name} | {label}", {
+                "subjects": len(qs), "subjects nDCG@10 / MRR@10":
+                    f"{asked['ndcg@10']:.3f} / {asked['mrr@10']:.3f}",
+                "lookups": len(lookups), "lookups first / MRR@10":
+                    f"{looked['recall@1']:.3f} / {looked['mrr@10']:.3f}",
+            }))  # fmt: skip
+        print(f"{name}: {len(qs)} subjects, {len(lookups)} lookups", file=sys.stderr)
+    return rows
+
+
 def measure(files: list[tuple[str, str]], language: str, grammar: bool) -> dict[str, float]:
     sizes, ms, chunks, defining, names, declared = [], [], 0, 0, 0, 0
     for path, text in files:
@@ -168,6 +231,12 @@ def main(argv: list[str] | None = None) -> None:
     devcorpora.set_mirrors(args.mirrors)
     if args.headers:
         print(render(headers()))
+        retrieval = header_retrieval()
+        columns = list(retrieval[0][1])
+        print("\n| set | headers | " + " | ".join(columns) + " |")
+        print("|---|---|" + "---:|" * len(columns))
+        for label, cells in retrieval:
+            print(f"| {label} | " + " | ".join(str(cells[c]) for c in columns) + " |")
         return
     rows = []
     for language in args.langs.split(","):
