@@ -100,8 +100,9 @@ def snapshot(repo: str, sha: str, folder: str | None = None) -> Path:
     """A one-commit git repository whose tree is exactly `sha`'s tree in `repo` (or, given
     `folder`, only that folder of it, at its place in the tree)."""
     name = f"{repo.replace('/', '+')}-{sha[:12]}"
-    if folder:  # a folder's own snapshot: its path in the name, readable and unique
-        name += "-" + folder.strip("/").replace("/", "+")
+    if folder:  # a folder's own snapshot: its path in the name, and a hash (a/b is not a+b)
+        part = folder.strip("/")
+        name += f"-{part.replace('/', '+')}-{hashlib.sha1(part.encode()).hexdigest()[:6]}"
     target = cache_dir() / "snapshots" / name
     if (target / ".git" / MARKER).exists():
         return target
@@ -222,9 +223,9 @@ def indexer_key() -> str:
     """A short hash of what decides a database's chunks: pix/ingest's sources, the migrations
     and the installed tree-sitter wheels. An index does not rechunk a blob it already holds, so
     a database cached by another chunker would be measured as if it were this one's. Read
-    once a process, and by a bench before it forks its workers (they inherit it): a source
-    edited while a bench runs would otherwise file the running code's databases under the
-    edited code's key."""
+    once a process, and handed by a bench to its workers (use_indexer_key): a source edited
+    while a bench runs would otherwise file the running code's databases under the edited
+    code's key."""
     import importlib.metadata
 
     import pix
@@ -247,10 +248,21 @@ def indexer_key() -> str:
     return digest.hexdigest()[:10]
 
 
+_KEY: str | None = None  # a bench worker's parent's key (use_indexer_key)
+
+
+def use_indexer_key(key: str | None) -> None:
+    """File databases under `key`, a bench's parent process's indexer key: a worker started
+    by spawn or forkserver would read the sources again, edited perhaps since the parent
+    started (its code is the parent's: imported before the edit, or the same files)."""
+    global _KEY
+    _KEY = key
+
+
 def database(name: str, variant: str = "") -> Path:
     """The cached database of one corpus, for the current model and indexer (`variant`: a
     separate cache, e.g. "-static" for databases indexed with --static-only)."""
-    folder = cache_dir() / "devdbs" / f"{model_key()}-{indexer_key()}{variant}"
+    folder = cache_dir() / "devdbs" / f"{model_key()}-{_KEY or indexer_key()}{variant}"
     folder.mkdir(parents=True, exist_ok=True)
     return folder / f"{name}.db"
 

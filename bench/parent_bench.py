@@ -95,9 +95,12 @@ def parents(root: Path, shas: list[str]) -> list[str | None]:
     return [first[sha] for sha in shas]
 
 
-def ask_set(name: str, mirrors: str | None, wide: bool = False) -> tuple[str, Asked, float]:
-    """(set, what was asked, seconds) of one commit set."""
+def ask_set(
+    name: str, mirrors: str | None, wide: bool = False, key: str | None = None
+) -> tuple[str, Asked, float]:
+    """(set, what was asked, seconds) of one commit set; `key`: the parent's indexer key."""
     devcorpora.set_mirrors(mirrors)
+    devcorpora.use_indexer_key(key)
     started = time.perf_counter()
     meta, qs = devsets.load_set(name)
     db = devcorpora.database(f"parent-{name}", VARIANT)
@@ -183,12 +186,13 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     names = expand(args.sets)
     done: dict[str, tuple[dict[str, dict], int, int, float]] = {}
-    devcorpora.indexer_key()  # before the workers fork: they inherit the key of this code
+    key = devcorpora.indexer_key()  # the workers' too, however they start
     with (
         open(args.dump, "w") if args.dump else contextlib.nullcontext() as dump,
         ProcessPoolExecutor(max_workers=args.jobs) as pool,
     ):
-        jobs = pool.map(ask_set, names, [args.mirrors] * len(names), [args.wide] * len(names))
+        n = len(names)
+        jobs = pool.map(ask_set, names, [args.mirrors] * n, [args.wide] * n, [key] * n)
         for name, asked, seconds in jobs:
             count = len(asked.subjects)
             print(f"  {name}: {count} asked, {asked.left_out} left out, {seconds:.0f} s",

@@ -38,10 +38,12 @@ import contextlib
 import json
 import math
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import NamedTuple
@@ -62,13 +64,13 @@ DEPTH = 10
 PUBLISHED = "semble hybrid, published nDCG@10"
 
 
-def published_figures(path: str | None) -> dict[str, float]:
-    """Each repository's nDCG@10 in one of semble's published result files
-    (`benchmarks/results/semble-hybrid-*.json`: {"repos": [{"repo", "ndcg10"}, ...]})."""
+def published_figures(path: str | None) -> dict[str, dict]:
+    """Each repository's row in one of semble's published result files
+    (`benchmarks/results/semble-hybrid-*.json`: {"repos": [{"repo", "ndcg10", "by_category"}]})."""
     if not path:
         return {}
     rows = json.loads(Path(path).read_text(encoding="utf-8"))["repos"]
-    return {row["repo"]: float(row["ndcg10"]) for row in rows}
+    return {row["repo"]: row for row in rows}
 
 
 # The files pix indexed in the snapshot: a gold file pix skips counts for no system.
@@ -84,6 +86,20 @@ class Spec(NamedTuple):
     repo: str  # owner/name
     revision: str
     folder: str | None
+
+
+def pinned(spec: Spec) -> bool:
+    """Whether the mirror holds the spec's revision and its folder there; says why not."""
+    git = ["git", "--git-dir", str(devcorpora.mirror(spec.repo)), "cat-file", "-e"]
+    checks = [(f"{spec.revision}^{{commit}}", f"no commit {spec.revision[:12]}")]
+    if spec.folder:
+        checks.append((f"{spec.revision}:{spec.folder}", f"no {spec.folder} at its pin"))
+    for what, why in checks:
+        if subprocess.run([*git, what], capture_output=True).returncode != 0:
+            print(f"  {spec.name}: {spec.repo} has {why} in its mirror; left out",
+                  file=sys.stderr, flush=True)  # fmt: skip
+            return False
+    return True
 
 
 def benchmark_dir(path: str) -> Path:
@@ -110,34 +126,64 @@ def load_specs(folder: Path) -> dict[str, Spec]:
 
 
 def load_questions(folder: Path, name: str) -> list[dict]:
-    """One repository's questions: query, category, gold (relevant then secondary, unique)."""
+    """One repository's questions: query, category, targets (relevant then secondary, each
+    [path, first line, last line], the lines None for a whole file)."""
     out = []
     for item in json.loads((folder / "annotations" / f"{name}.json").read_text(encoding="utf-8")):
-        targets = [*item.get("relevant", []), *item.get("secondary", [])]
-        paths = [t if isinstance(t, str) else t["path"] for t in targets]
-        category = item.get("category") or ("symbol" if " " not in item["query"] else "semantic")
-        out.append({"query": item["query"], "category": category, "gold": unique(paths)})
+        targets = [target(t) for t in (*item.get("relevant", []), *item.get("secondary", []))]
+        category = item.get("category") or infer_category(item["query"])
+        out.append({"query": item["query"], "category": category, "targets": unique(targets)})
     return out
 
 
-def unique(paths: list[str]) -> list[str]:
-    return list(dict.fromkeys(p.replace("\\", "/").removeprefix("./") for p in paths))
+def target(raw: str | dict) -> list:
+    """[path, start_line, end_line] of an annotation's target (a path, or a mapping with one)."""
+    if isinstance(raw, str):
+        return [raw.replace("\\", "/").removeprefix("./"), None, None]
+    path = str(raw["path"]).replace("\\", "/").removeprefix("./")
+    lines = [raw.get("start_line"), raw.get("end_line")]
+    return [path, *(int(n) if n is not None else None for n in lines)]
+
+
+def infer_category(query: str) -> str:
+    """semble's rule for a question without a category: one word asks for a symbol, a
+    question opening with "how" about the architecture, the rest about semantics."""
+    if " " not in query.strip():
+        return "symbol"
+    return "architecture" if query.lower().startswith("how ") else "semantic"
+
+
+def unique(targets: list[list]) -> list[list]:
+    seen: dict[tuple, list] = {}
+    for t in targets:
+        seen.setdefault(tuple(t), t)
+    return list(seen.values())
 
 
 class Asked(NamedTuple):
-    """One repository asked: each system's (ranked files, gold) per question kept, those
-    questions (query, category), how many had no gold file pix indexed, index and ask time."""
+    """One repository asked: each system's (ranking, gold) per question; `questions` (query,
+    category) are those with a gold file pix indexed, which the file-level systems are asked,
+    `every` all of them, which the systems scored as semble scores are asked (a question with
+    no target in the index scores 0 there, as in semble's runner); index and ask seconds."""
 
-    runs: dict[str, list[tuple[list[str], list[str]]]]
+    runs: dict[str, list[tuple[list, list]]]
     questions: list[dict]
-    left_out: int
+    every: list[dict]
     index_s: float
     ask_s: float
 
+    @property
+    def left_out(self) -> int:
+        return len(self.every) - len(self.questions)
 
-def ask_repo(spec: Spec, folder: str, mirrors: str | None, static_only: bool) -> Asked:
-    """Index one repository's folder (cached) and ask its questions of every system."""
+
+def ask_repo(
+    spec: Spec, folder: str, mirrors: str | None, static_only: bool, key: str | None = None
+) -> Asked:
+    """Index one repository's folder (cached) and ask its questions of every system. `key`:
+    the parent's indexer key, so a worker files its databases under the code it runs."""
     devcorpora.set_mirrors(mirrors)
+    devcorpora.use_indexer_key(key)
     root = devcorpora.snapshot(spec.repo, spec.revision, spec.folder)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="pix-peer-") as tmp:
@@ -149,64 +195,76 @@ def ask_repo(spec: Spec, folder: str, mirrors: str | None, static_only: bool) ->
     try:
         with engine.store.read():
             indexed = {p for (p,) in engine.store.conn.execute(INDEXED)}
-        questions = load_questions(Path(folder), spec.name)
-        kept = []  # (question, its gold files that pix indexed)
-        for q in questions:
-            gold = [g for g in q["gold"] if g in indexed]
-            if gold:
-                kept.append(({"query": q["query"], "category": q["category"]}, gold))
+        every = []  # (question, its targets in files pix indexed)
+        for q in load_questions(Path(folder), spec.name):
+            held = [t for t in q["targets"] if t[0] in indexed]
+            every.append(({"query": q["query"], "category": q["category"]}, held))
+        kept = [(q, list(dict.fromkeys(t[0] for t in held))) for q, held in every if held]
         label = PIX_STATIC if static_only else PIX
-        rankers = {
+        files = {
             label: lambda q: rank_pix(engine, q),
             label + CHUNKS: lambda q: rank_pix(engine, q, chunks=True),
         }
+        spans = {}
         if kept:  # a folder of nothing pix indexes (RxSwift's: symlinks) is not asked
-            rankers[BASELINE] = baselines.BM25Files.from_git(root).rank
+            files[BASELINE] = baselines.BM25Files.from_git(root).rank
             semble = baselines.SembleLexical(root)
-            rankers[SEMBLE] = semble.rank
-            rankers[label + AS_SEMBLE] = lambda q: chunk_paths(engine, q)
-            rankers[SEMBLE + AS_SEMBLE] = lambda q: [
-                r.chunk.file_path for r in semble.index.search(q, top_k=DEPTH, alpha=0.0)
+            files[SEMBLE] = semble.rank
+            spans[label + AS_SEMBLE] = lambda q: pix_spans(engine, q)
+            spans[SEMBLE + AS_SEMBLE] = lambda q: [
+                [r.chunk.file_path, r.chunk.start_line, r.chunk.end_line]
+                for r in semble.index.search(q, top_k=DEPTH, alpha=0.0)
             ]
         runs = {
-            system: [(rank(q["query"]), gold) for q, gold in kept]
-            for system, rank in rankers.items()
+            system: [(rank(q["query"]), gold) for q, gold in kept] for system, rank in files.items()
         }
+        for system, rank in spans.items():
+            runs[system] = [(rank(q["query"]), held) for q, held in every]
     finally:
         engine.close()
-    left_out = len(questions) - len(kept)
-    return Asked(runs, [q for q, _ in kept], left_out, index_s, time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    return Asked(runs, [q for q, _ in kept], [q for q, _ in every], index_s, seconds)
 
 
-def chunk_paths(engine: QueryEngine, query: str) -> list[str]:
-    """The path of each of pix's first DEPTH chunks (chunk mode), repeats kept."""
+def pix_spans(engine: QueryEngine, query: str) -> list[list]:
+    """[path, first line, last line] of each of pix's first DEPTH chunks (chunk mode)."""
     request = QueryRequest(query=query, top=DEPTH, no_content=True)
-    return [r["path"] for r in engine.query(request)["results"]]
+    return [[r["path"], r["startLine"], r["endLine"]] for r in engine.query(request)["results"]]
 
 
-def as_semble(ranked: list[str], gold: list[str]) -> dict[str, float]:
-    """semble's runner's nDCG@10 (and MRR@10) of one question over a list of chunk paths: each
-    gold file at the place of its first chunk within the first DEPTH."""
-    places = [ranked.index(g) + 1 for g in gold if g in ranked[:DEPTH]]
+def as_semble(spans: list[list], targets: list[list]) -> dict[str, float]:
+    """semble's runner's nDCG@10 (and MRR@10) of one question over a system's first DEPTH
+    chunks: each target at the place of the first chunk of its file (overlapping its lines,
+    if it names lines) there; the ideal over the targets the index holds; a question with none
+    scores 0. Two targets first met at one place count once, as in semble's runner."""
+    if not targets:
+        return {"ndcg@10": 0.0, "mrr@10": 0.0}
+    places = set()
+    for path, start, end in targets:
+        for place, (p, first, last) in enumerate(spans[:DEPTH], start=1):
+            if p == path and (start is None or not (last < start or first > end)):
+                places.add(place)
+                break
     dcg = sum(1 / math.log2(place + 1) for place in places)
-    ideal = sum(1 / math.log2(place + 1) for place in range(1, min(len(gold), DEPTH) + 1))
+    ideal = sum(1 / math.log2(place + 1) for place in range(1, min(len(targets), DEPTH) + 1))
     return {"ndcg@10": dcg / ideal, "mrr@10": 1 / min(places) if places else 0.0}
 
 
-def evaluate(system: str, runs: list[tuple[list[str], list[str]]]) -> dict[str, float]:
+def evaluate(system: str, runs: list[tuple[list, list]]) -> dict[str, float]:
     if system.endswith(AS_SEMBLE):
         return metrics.mean(as_semble(ranked, gold) for ranked, gold in runs)
     return metrics.evaluate(runs)
 
 
 def grouped(
-    done: dict[str, tuple[Spec, Asked]], key
-) -> dict[str, dict[str, list[tuple[list[str], list[str]]]]]:
+    done: dict[str, tuple[Spec, Asked]], key: Callable[[Spec, dict], str]
+) -> dict[str, dict[str, list[tuple[list, list]]]]:
     """Every question's runs, per group (`key(spec, question)`) and system."""
     out: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     for spec, asked in done.values():
         for system, runs in asked.runs.items():
-            for q, run in zip(asked.questions, runs, strict=True):
+            questions = asked.every if system.endswith(AS_SEMBLE) else asked.questions
+            for q, run in zip(questions, runs, strict=True):
                 out[key(spec, q)][system].append(run)
     return out
 
@@ -231,7 +289,7 @@ def table(title: str, groups: dict[str, dict[str, list]], first: str, plural: st
     return Table(title, [*systems, "questions"], rows, first=first)
 
 
-def repo_table(done: dict[str, tuple[Spec, Asked]], published: dict[str, float]) -> Table:
+def repo_table(done: dict[str, tuple[Spec, Asked]], published: dict[str, dict]) -> Table:
     """One row a repository: pix's nDCG@10 / MRR@10 beside the peers', semble's published
     nDCG@10 if given, what was left out, the seconds to index (nothing if cached) and to ask;
     the mean of the repositories last (semble's summary figure is such a mean)."""
@@ -244,19 +302,57 @@ def repo_table(done: dict[str, tuple[Spec, Asked]], published: dict[str, float])
             per_repo[system].append(scores)
             cells[system] = _pair(scores)
         if published:
-            cells[PUBLISHED] = f"{published[name]:.3f}" if name in published else "-"
+            row = published.get(name)
+            cells[PUBLISHED] = f"{row['ndcg10']:.3f}" if row else "-"
         cells.update({"questions": len(asked.questions), "left out": asked.left_out})
         cells.update({"index s": round(asked.index_s), "ask s": round(asked.ask_s)})
         rows.append((name, cells))
     mean = {s: {k: statistics.mean(r[k] for r in per_repo[s]) for k in METRICS} for s in systems}
     last = {s: _pair(mean[s]) for s in systems}
     if published:
-        known = [published[name] for name in done if name in published]
+        known = [published[name]["ndcg10"] for name in done if name in published]
         last[PUBLISHED] = f"{statistics.mean(known):.3f} ({len(known)})" if known else "-"
     rows.append((f"**mean of {len(done)} repositories**", last))
     columns = ["language", *systems, *([PUBLISHED] if published else [])]
     columns += ["questions", "left out", "index s", "ask s"]
     return Table("each repository, nDCG@10 / MRR@10 (file level)", columns, rows, first="repo")
+
+
+def published_table(done: dict[str, tuple[Spec, Asked]], published: dict[str, dict]) -> Table:
+    """The systems scored as semble scores beside its published hybrid, on the repositories
+    both hold, each figure a mean of repositories as semble's summary is: nDCG@10 over all
+    questions and by category (a repository counting where semble publishes that category),
+    and on how many repositories a system is at or above the published figure."""
+    names = sorted(name for name in done if name in published)
+    theirs = {
+        n: {"all": published[n]["ndcg10"], **published[n].get("by_category", {})} for n in names
+    }
+    systems = [s for s in next(iter(done.values()))[1].runs if s.endswith(AS_SEMBLE)]
+    columns = ["all", "architecture", "semantic", "symbol"]
+    rows = []
+    for system in [*systems, PUBLISHED]:
+        ours = theirs if system == PUBLISHED else {n: by_category(system, *done[n]) for n in names}
+        cells: dict[str, str | int] = {}
+        for column in columns:
+            values = [ours[n][column] for n in names if column in ours[n] and column in theirs[n]]
+            cells[column] = f"{statistics.mean(values):.3f} ({len(values)})" if values else "-"
+        if system != PUBLISHED:
+            cells["at or above published"] = sum(ours[n]["all"] >= theirs[n]["all"] for n in names)
+        rows.append((system, cells))
+    title = (f"as semble scores, beside its published hybrid ({len(names)} repositories),"
+             " nDCG@10, mean of repositories (how many)")  # fmt: skip
+    return Table(title, [*columns, "at or above published"], rows)
+
+
+def by_category(system: str, spec: Spec, asked: Asked) -> dict[str, float]:
+    """One repository's nDCG@10 for a system over all its questions and each category's."""
+    pairs = list(zip(asked.every, asked.runs[system], strict=True))
+    out = {"all": evaluate(system, [run for _, run in pairs])["ndcg@10"]}
+    for category in sorted({q["category"] for q, _ in pairs}):
+        out[category] = evaluate(system, [r for q, r in pairs if q["category"] == category])[
+            "ndcg@10"
+        ]
+    return out
 
 
 def _pair(e: dict[str, float]) -> str:
@@ -281,14 +377,11 @@ def main(argv: list[str] | None = None) -> None:
     if unknown:
         parser.error(f"not in the benchmark: {', '.join(unknown)}")
     devcorpora.set_mirrors(args.mirrors)
-    absent = [n for n in names if not devcorpora.has_commit(specs[n].repo, specs[n].revision)]
-    for name in absent:
-        print(f"  {name}: {specs[name].repo} has no commit {specs[name].revision[:12]} in its "
-              "mirror; left out", file=sys.stderr, flush=True)  # fmt: skip
+    absent = [n for n in names if not pinned(specs[n])]
     names = [n for n in names if n not in absent]
     done: dict[str, tuple[Spec, Asked]] = {}
     unasked: list[str] = []
-    devcorpora.indexer_key()  # before the workers fork: they inherit the key of this code
+    key = devcorpora.indexer_key()  # the workers' too, however they start
     with (
         open(args.dump, "w") if args.dump else contextlib.nullcontext() as dump,
         ProcessPoolExecutor(max_workers=args.jobs) as pool,
@@ -296,8 +389,9 @@ def main(argv: list[str] | None = None) -> None:
         chosen = [specs[n] for n in names]
         n = len(chosen)
         jobs = pool.map(
-            ask_repo, chosen, [str(folder)] * n, [args.mirrors] * n, [args.static_only] * n
-        )
+            ask_repo, chosen, [str(folder)] * n, [args.mirrors] * n, [args.static_only] * n,
+            [key] * n,
+        )  # fmt: skip
         for spec, asked in zip(chosen, jobs, strict=True):
             print(f"  {spec.name}: {len(asked.questions)} asked, {asked.left_out} left out, "
                   f"index {asked.index_s:.0f} s, ask {asked.ask_s:.0f} s",
@@ -307,18 +401,21 @@ def main(argv: list[str] | None = None) -> None:
             else:
                 unasked.append(spec.name)
             for system, runs in asked.runs.items() if dump else ():
-                for q, (ranked, gold) in zip(asked.questions, runs, strict=True):
+                questions = asked.every if system.endswith(AS_SEMBLE) else asked.questions
+                for q, (ranked, gold) in zip(questions, runs, strict=True):
                     row = {"repo": spec.name, **q, "system": system, "gold": gold}
                     dump.write(json.dumps({**row, "ranked": ranked}) + "\n")
     repos = repo_table(done, published)
     if absent:
-        repos.notes.append(f"Left out, the pinned revision not in the mirror: {', '.join(absent)}")
+        repos.notes.append(f"Left out, not in the mirror at its pin: {', '.join(absent)}")
     if unasked:
         repos.notes.append(
             f"Not asked, no gold file of theirs indexed by pix: {', '.join(unasked)} (a folder"
             " of symlinks, which pix does not follow, is one such)"
         )
     print(repos.render())
+    if published and any(name in published for name in done):
+        print(published_table(done, published).render())
     by_language = grouped(done, lambda spec, q: spec.language)
     print(table("by language, nDCG@10 / MRR@10", by_language, "language", "languages").render())
     by_category = grouped(done, lambda spec, q: q["category"])

@@ -505,10 +505,14 @@ def test_a_node_ending_in_text_no_child_shows_keeps_its_end():
 def test_every_grammar_loads_and_has_a_spec(lang):
     # As errors: Perl's and Solidity's wheels hand over a bare int pointer, which tree-sitter
     # deprecates; pix wraps it in a capsule, so no grammar loads through a deprecated path.
-    treesitter._PARSERS.pop(lang, None)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert treesitter.parse(lang, b"x") is not None
+    loaded = treesitter._PARSERS.pop(lang, None)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert treesitter.parse(lang, b"x") is not None
+    finally:  # a failure must not leave the grammar unloaded for the rest of the session
+        if loaded is not None:
+            treesitter._PARSERS[lang] = loaded
     assert lang in SPECS
 
 
@@ -552,55 +556,10 @@ def test_one_broken_construct_does_not_cost_the_file_its_definitions():
         ("src/Program.fs", "", "fsharp"),
         ("contracts/Token.sol", "", "solidity"),
         ("src/main.F90", "", "fortran"),
-        # a '.h' header: C unless it shows C++
-        ("src/tmux.h", "struct window { int id; };\ntypedef struct window window_t;\n", "c"),
-        ("include/uv.h", '#ifdef __cplusplus\nextern "C" {\n#endif\nint uv_run(void);\n', "c"),
-        ("include/fmt/base.h", "#include <stdio.h>\nnamespace fmt {\n}\n", "cpp"),
-        ("db/table.h", "class Table {\n public:\n  int Get();\n};\n", "cpp"),
-        ("absl/x.h", "template <typename T>\nT id(T v) { return v; }\n", "cpp"),
-        ("util/arena.h", "#include <vector>\nint f(void);\n", "cpp"),
-        ("a.h", "// -*- C++ -*-\nint f(void);\n", "cpp"),
-        ("src/a.c", "namespace x {\n", "c"),  # only a header is read for it
     ],
 )
 def test_language_by_name_first_line_or_mode_line(path, head, language):
     assert language_for(path, head) == language
-
-
-CPP_HEADER = """#pragma once
-#include <string>
-
-namespace store {
-
-// Holds the rows of one table.
-class Table : public Source {
- public:
-  explicit Table(std::string name);
-
-  int Get(const std::string& key) const;
-
-  template <typename Fn>
-  void ForEach(Fn fn) const {
-    for (const auto& row : rows_) {
-      fn(row);
-    }
-  }
-
- private:
-  STORE_DISALLOW_COPY(Table)
-  std::string name_;
-};
-
-}  // namespace store
-"""
-
-
-def test_a_cpp_header_is_cut_by_the_cpp_grammar():
-    # Both grammars stumble on the macro, so the C grammar's retry with C++ (which wants a
-    # clean parse) keeps C, which reads neither the class nor its template method.
-    chunks = chunk_file(CPP_HEADER, "db/table.h", min_chars=0)
-    defined = {name for c in chunks for name in c.defines}
-    assert {"Table", "ForEach"} <= defined
 
 
 def test_fallback_cuts_at_blank_lines_and_indentation():

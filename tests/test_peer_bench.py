@@ -43,6 +43,7 @@ def test_the_folder_at_its_pin_is_asked_and_what_cannot_be_is_left_out(
                 {"name": "demo", **spec, "benchmark_root": "src/pkg"},
                 {"name": "later", **spec, "revision": "f" * 40, "benchmark_root": None},
                 {"name": "other", **spec, "benchmark_root": "src/other"},
+                {"name": "moved", **spec, "benchmark_root": "src/gone"},
                 {"name": "unannotated", **spec},
             ]
         )
@@ -53,13 +54,16 @@ def test_the_folder_at_its_pin_is_asked_and_what_cannot_be_is_left_out(
         {"query": "ResponseCache", "relevant": ["src/pkg/cache.py"]},  # category inferred
         {"query": "the retry tool", "relevant": ["tools/retry_tool.py"], "category": "semantic"},
     ]  # fmt: skip
-    for name in ("demo", "later", "other"):
+    for name in ("demo", "later", "other", "moved"):
         (bench / "annotations" / f"{name}.json").write_text(json.dumps(questions))
 
-    assert set(peer_bench.load_specs(bench)) == {"demo", "later", "other"}
+    assert set(peer_bench.load_specs(bench)) == {"demo", "later", "other", "moved"}
     loaded = peer_bench.load_questions(bench, "demo")
     assert [q["category"] for q in loaded] == ["semantic", "symbol", "semantic"]
-    assert loaded[0]["gold"] == ["src/pkg/retry.py", "src/pkg/cache.py"]
+    assert loaded[0]["targets"] == [
+        ["src/pkg/retry.py", None, None],
+        ["src/pkg/cache.py", None, None],
+    ]
 
     dump = tmp_path / "d.jsonl"
     published = tmp_path / "semble-hybrid.json"
@@ -70,7 +74,8 @@ def test_the_folder_at_its_pin_is_asked_and_what_cannot_be_is_left_out(
     )  # fmt: skip
     out = capsys.readouterr()
     assert "later: acme/demo has no commit ffffffffffff" in out.err
-    assert "Left out, the pinned revision not in the mirror: later" in out.out
+    assert "moved: acme/demo has no src/gone at its pin in its mirror" in out.err
+    assert "Left out, not in the mirror at its pin: later, moved" in out.out
     assert "Not asked, no gold file of theirs indexed by pix: other" in out.out
     assert "| other |" not in out.out
     row = next(line for line in out.out.splitlines() if line.startswith("| demo |"))
@@ -85,11 +90,15 @@ def test_the_folder_at_its_pin_is_asked_and_what_cannot_be_is_left_out(
         peer_bench.BASELINE, peer_bench.SEMBLE,
         peer_bench.PIX_STATIC + peer_bench.AS_SEMBLE, peer_bench.SEMBLE + peer_bench.AS_SEMBLE,
     }  # fmt: skip
-    chunks = {d["query"]: d for d in dumped if d["system"].endswith(peer_bench.AS_SEMBLE)}
-    assert chunks["ResponseCache"]["ranked"][0] == "src/pkg/cache.py"
+    spans = [d for d in dumped if d["system"] == peer_bench.PIX_STATIC + peer_bench.AS_SEMBLE]
+    assert [d["query"] for d in spans] == [q["query"] for q in questions]  # every question
+    path, first, last = spans[1]["ranked"][0]
+    assert (path, first) == ("src/pkg/cache.py", 1) and last >= 3
+    assert spans[2]["gold"] == []  # outside the folder: 0 as semble's runner scores it
     assert "| **all 2 categories, each question once** |" in out.out
 
     assert "| 0.900 (1) |" in out.out  # the published figure of the one repository asked
+    assert "beside its published hybrid (1 repositories)" in out.out
     devcorpora.set_mirrors(str(mirrors))
     tree = devcorpora.snapshot("acme/demo", pin, "src/pkg")
     files = git(tree, "ls-files").splitlines()
@@ -98,11 +107,24 @@ def test_the_folder_at_its_pin_is_asked_and_what_cannot_be_is_left_out(
 
 def test_semble_scoring_counts_a_file_at_its_first_chunk_among_the_first_ten():
     # a.py at the 1st place, b.py first at the 3rd (a second chunk of a.py before it)
-    scores = peer_bench.as_semble(["a.py", "a.py", "b.py", "c.py"], ["b.py", "a.py"])
+    spans = [["a.py", 1, 9], ["a.py", 10, 20], ["b.py", 1, 5], ["c.py", 1, 5]]
+    whole = [["b.py", None, None], ["a.py", None, None]]
+    scores = peer_bench.as_semble(spans, whole)
     ideal = 1 + 1 / math.log2(3)
     assert scores["ndcg@10"] == pytest.approx((1 + 1 / math.log2(4)) / ideal)
     assert scores["mrr@10"] == 1.0
     # the file-level metric would put b.py second
     assert metrics.ndcg_at(["a.py", "a.py", "b.py"], ["b.py", "a.py"]) == pytest.approx(1.0)
-    far = ["x.py"] * 10 + ["b.py"]
-    assert peer_bench.as_semble(far, ["b.py"]) == {"ndcg@10": 0.0, "mrr@10": 0.0}
+    # a target with lines counts at the first chunk of its file that overlaps them
+    assert peer_bench.as_semble(spans, [["a.py", 12, 14]])["mrr@10"] == 0.5
+    assert peer_bench.as_semble(spans, [["a.py", 30, 40]])["mrr@10"] == 0.0
+    far = [["x.py", 1, 2]] * 10 + [["b.py", 1, 5]]
+    assert peer_bench.as_semble(far, [["b.py", None, None]]) == {"ndcg@10": 0.0, "mrr@10": 0.0}
+    # a question whose targets the index does not hold counts, as 0
+    assert peer_bench.as_semble(spans, []) == {"ndcg@10": 0.0, "mrr@10": 0.0}
+
+
+def test_a_question_without_a_category_is_read_as_sembles_runner_reads_it():
+    assert peer_bench.infer_category("RouteContext") == "symbol"
+    assert peer_bench.infer_category("how are routes matched") == "architecture"
+    assert peer_bench.infer_category("radix tree path matching") == "semantic"

@@ -136,30 +136,3 @@ def test_texts_masked_again_in_a_database_cut_by_a_newer_pix_lower_its_label(tmp
     with open_store(str(db), create=False) as store:
         assert store.conn.execute("SELECT id FROM chunk").fetchall() != before  # cut again
         assert store.meta(CHUNKER_VERSION_KEY) == str(CHUNKER_VERSION)
-
-
-CPP_HEADER = (
-    "#include <string>\nnamespace store {\nclass Table {\n public:\n"
-    "  int Get(const std::string& key) const;\n};\n}  // namespace store\n"
-)
-BLOB_LANGUAGE = """
-SELECT b.language FROM blob b JOIN snapshot_file f ON f.blob_sha = b.sha WHERE f.path = ?
-"""
-
-
-def test_a_cpp_header_stored_as_c_is_cut_again_as_cpp(tmp_path, embedder):
-    # Chunker 5 called every '.h' C: its blob says so, and its chunks are the C grammar's.
-    repo = new_repo(tmp_path / "repo", {"db/table.h": CPP_HEADER, "src/app.py": PY})
-    index_repository(str(repo), embedder=embedder)
-    db = repo / ".pix.db"
-    with open_store(str(db), create=False) as store, store.write():
-        store.conn.execute("UPDATE blob SET language = 'c' WHERE language = 'cpp'")
-        store.set_meta(CHUNKER_VERSION_KEY, "5")
-    index_repository(str(repo), embedder=embedder)
-    with open_store(str(db), create=False) as store:
-        assert store.conn.execute(BLOB_LANGUAGE, ("db/table.h",)).fetchone() == ("cpp",)
-        assert store.conn.execute(BLOB_LANGUAGE, ("src/app.py",)).fetchone() == ("python",)
-        defined = store.conn.execute(
-            "SELECT count(*) FROM symbol WHERE term = 'table' AND whole = 1 AND declared = 0"
-        ).fetchone()[0]
-    assert defined == 1  # the class, which the C grammar does not read

@@ -85,22 +85,27 @@ _INTERPRETERS: dict[str, str] = {
 }
 # '.h' is C's header and C++'s (abseil, LevelDB, spdlog, fmt name theirs so), and the C
 # grammar reads a C++ header badly: errors swallow its classes and templates. A header that
-# shows C++ (a template, a class, a namespace, an access label, `using`, `std::`, a standard
-# C++ header included, a `-*- C++ -*-` mode line) is C++. No header of a development
-# repository shows any (tmux's, astropy's); 93% of LevelDB's and spdlog's do, whose files then
-# give the identifier channel 5.41 and 10.69 names where C gave 4.21 and 5.03
+# shows C++ is C++: a template, a class (an export macro before its name, its brace on the
+# next line or not), a namespace, an access label, `using`, `std::` on a line that is no
+# comment, a standard C++ header included, a `-*- C++ -*-` mode line. No header of a
+# development repository shows any (tmux's, astropy's); most of LevelDB's and spdlog's do, and
+# give the identifier channel about twice the names they gave as C
 # (`python -m bench.chunk_bench --headers`, bench/README.md).
 _CPP_HEADER = re.compile(
-    r"^[ \t]*(?:template[ \t]*<|class[ \t]+\w+[ \t]*(?:final[ \t]*)?[:{]"
+    r"^[ \t]*(?:template[ \t]*<"
+    r"|class[ \t]+(?:[A-Z][A-Z0-9_]*[ \t]+)?\w+[ \t]*(?:final[ \t]*)?(?:[:{]|$)"
     r"|namespace(?:[ \t]+[\w:]+)?[ \t]*\{|(?:public|private|protected)[ \t]*:"
     r"|using[ \t]+(?:namespace[ \t]+)?[\w:]+[ \t]*[=;]"
     r"|#[ \t]*include[ \t]*<(?:cstdint|cstddef|cstdlib|cstring|cstdio|cassert|cmath|climits"
     r"|string|string_view|vector|map|set|list|array|memory|utility|functional|algorithm"
     r"|type_traits|iterator|tuple|optional|atomic|mutex|thread|chrono|limits|iosfwd|[io]?stream"
     r"|sstream|unordered_map|unordered_set|initializer_list|new)>)"
-    r"|\bstd::\w|-\*-[ \t]*[Cc]\+\+[ \t]*-\*-",
+    r"|^(?![ \t]*(?://|/\*|\*))[^\n]*?\bstd::\w|-\*-[ \t]*[Cc]\+\+[ \t]*-\*-",
     re.M,
 )
+# An Objective-C header stays with the C reading, whose retry finds the Objective-C grammar
+# (pix/ingest/chunk.py `_parse_code`): the C++ grammar reads `@interface` as errors.
+_OBJC_HEADER = re.compile(r"^[ \t]*(?:@(?:interface|protocol|class|end)\b|#[ \t]*import\b)", re.M)
 _SNIFF_CHARS = 100_000  # a header's C++ shows early; a generated giant is not read whole
 _SHEBANG = re.compile(r"#!\s*(?:\S*/)?(?:env\s+(?:-\S+\s+)*)?([\w.+-]+)")
 _EMACS_MODE = re.compile(r"-\*-\s*(?:mode:\s*)?([\w+-]+)\s*(?:;[^\n]*?)?-\*-", re.I)
@@ -124,7 +129,8 @@ def language_for(path: str, text: str) -> str:
     '.h' header that shows C++ is C++."""
     language = language_for_path(path)
     if language == "c" and path.lower().endswith(".h"):
-        return "cpp" if _CPP_HEADER.search(text, 0, _SNIFF_CHARS) else language
+        head = text[:_SNIFF_CHARS]
+        return "cpp" if _CPP_HEADER.search(head) and not _OBJC_HEADER.search(head) else "c"
     if language != "text" or "." in os.path.basename(path).lstrip("."):
         return language
     head = text[:500].split("\n", 3)

@@ -210,9 +210,13 @@ def rechunk_outdated(store, progress=None) -> None:
                 sql.BLOB_FOR_REMASK, (blob_id,)
             ).fetchone()
             text = codec.unpack(content, text_size)
-            if language == "c" and language_for(path or "", text) == "cpp":  # a C++ header
-                language = "cpp"
-                conn.execute(sql.SET_BLOB_LANGUAGE, {"language": language, "id": blob_id})
+            # A header's language is read from its text, and a newer rule may read it otherwise
+            # (chunker 6: C++ headers); other languages follow from the name alone, and a blob
+            # stored under several names keeps the one it was first stored under.
+            if language in ("c", "cpp") and (path or "").lower().endswith(".h"):
+                if (reread := language_for(path, text)) != language:
+                    language = reread
+                    conn.execute(sql.SET_BLOB_LANGUAGE, {"language": language, "id": blob_id})
             _drop_chunks(conn, blob_id)
             _store_chunks(conn, blob_id, text, path or "", language)
             for chunk_id, key in conn.execute(sql.CHUNK_KEYS_OF_BLOB, (blob_id,)).fetchall():
