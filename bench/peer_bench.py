@@ -321,20 +321,23 @@ def repo_table(done: dict[str, tuple[Spec, Asked]], published: dict[str, dict]) 
 def published_table(done: dict[str, tuple[Spec, Asked]], published: dict[str, dict]) -> Table:
     """The systems scored as semble scores beside its published hybrid, on the repositories
     both hold, each figure a mean of repositories as semble's summary is: nDCG@10 over all
-    questions and by category (a repository counting where semble publishes that category),
-    and on how many repositories a system is at or above the published figure."""
+    questions and by category (over the repositories where every row has that category), and
+    on how many repositories a system is at or above the published figure."""
     names = sorted(name for name in done if name in published)
     theirs = {
         n: {"all": published[n]["ndcg10"], **published[n].get("by_category", {})} for n in names
     }
     systems = [s for s in next(iter(done.values()))[1].runs if s.endswith(AS_SEMBLE)]
     columns = ["all", "architecture", "semantic", "symbol"]
+    scores = {system: {n: by_category(system, *done[n]) for n in names} for system in systems}
+    scores[PUBLISHED] = theirs
+    # each column over the repositories every row has it for, so that the rows compare
+    common = {c: [n for n in names if all(c in row[n] for row in scores.values())] for c in columns}
     rows = []
-    for system in [*systems, PUBLISHED]:
-        ours = theirs if system == PUBLISHED else {n: by_category(system, *done[n]) for n in names}
+    for system, ours in scores.items():
         cells: dict[str, str | int] = {}
         for column in columns:
-            values = [ours[n][column] for n in names if column in ours[n] and column in theirs[n]]
+            values = [ours[n][column] for n in common[column]]
             cells[column] = f"{statistics.mean(values):.3f} ({len(values)})" if values else "-"
         if system != PUBLISHED:
             cells["at or above published"] = sum(ours[n]["all"] >= theirs[n]["all"] for n in names)
