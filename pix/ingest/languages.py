@@ -89,7 +89,7 @@ _INTERPRETERS: dict[str, str] = {
 # next line or not), a namespace, an access label, `using`, `std::` on a line that is no
 # comment, a standard C++ header included, a `-*- C++ -*-` mode line. No header of a
 # development repository shows any (tmux's, astropy's); most of LevelDB's and spdlog's do, and
-# give the identifier channel about twice the names they gave as C
+# give the identifier channel more names than they gave as C (spdlog's twice as many)
 # (`python -m bench.chunk_bench --headers`, bench/README.md).
 _CPP_HEADER = re.compile(
     r"^[ \t]*(?:template[ \t]*<"
