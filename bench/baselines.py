@@ -201,6 +201,12 @@ class SembleLexical:
         results = self.index.search(query, top_k=50, alpha=0.0)
         return metrics.unique(r.chunk.file_path for r in results)[:top]
 
+    def spans(self, query: str, top: int = 10) -> list[list]:
+        """[path, first line, last line] of its first `top` chunks, as its own runner reads
+        them (bench.peer_bench scores them so)."""
+        results = self.index.search(query, top_k=top, alpha=0.0)
+        return [[r.chunk.file_path, r.chunk.start_line, r.chunk.end_line] for r in results]
+
 
 def evaluate_ranker(rank, qs: Iterable[dict], **kw) -> dict[str, float]:
     return metrics.evaluate(((rank(q["query"]), q["gold_files"]) for q in qs), **kw)

@@ -112,10 +112,10 @@ def headers() -> list[tuple[str, str, str, dict[str, float]]]:
         cpp = sum(languages.language_for(p, t) == "cpp" for p, t in files) / max(len(files), 1)
         at = f"{repo}@{sha[:10]}"
         with every_header_c():
-            rows.append((name, at, "every .h C (chunker 5)", measure(files, "c", False)))
-        rows.append((name, at, "C++ if it shows C++ (6)", measure(files, "c", False)))
-        for _, _, _, m in rows[-2:]:
-            m["read as C++"] = cpp if m is rows[-1][3] else 0.0
+            before = measure(files, "c", False)
+        rows.append((name, at, "every .h C (chunker 5)", {**before, "read as C++": 0.0}))
+        now = measure(files, "c", False)
+        rows.append((name, at, "C++ if it shows C++ (6)", {**now, "read as C++": cpp}))
         print(f"{name}: {len(files)} headers", file=sys.stderr)
     return rows
 

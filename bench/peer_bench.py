@@ -15,20 +15,20 @@ ranking change is judged on bench/devsets, never on what this prints.
 Each repository's folder at its pinned revision, at its place in the tree, becomes a one-commit
 repository of its own (bench.devcorpora.snapshot), indexed by pix (cached as `peer-<name>`
 beside devbench's databases; `--static-only`: keyword phase and static vectors, what pix answers
-seconds after `pix index` starts) and by the peers run here: plain BM25 over files
-(bench.baselines.BM25Files) and semble's own chunker, BM25 and ranking stage without its model
-(bench.baselines.SembleLexical; its wheel downloads the model from a hub this machine cannot
-reach, so semble's hybrid is not run). Every system is scored at file level on its first 10
-files (nDCG@10 with binary gains, MRR@10), the gold of a question being its relevant and
-secondary files that pix indexed in the folder (semble's own runner likewise counts only the
-targets its index holds; a file pix skips is dropped for every system, which can only favour
-pix). Twice more, scored as semble's own runner scores: a system's first 10 chunks, a gold file
-at the place of its first chunk there (pix in chunk mode, semble's lexical side as it searches),
-so pix stands beside the figures semble publishes for its hybrid (`--published`: one of its
-`benchmarks/results/semble-hybrid-*.json`, each repository's nDCG@10 printed beside; measured by
-semble on its machine, perhaps with other annotations of the same questions). Prints the mean
-over every question, by language (each question counts once) and by category. A repository whose
-pinned revision the mirror lacks (a mirror older than the pin) is left out and named.
+seconds after `pix index` starts) and asked of pix and of the peers run here: plain BM25 over
+files (bench.baselines.BM25Files) and semble's own chunker, BM25 and ranking stage without its
+model (bench.baselines.SembleLexical; its wheel downloads the model from a hub this machine
+cannot reach, so semble's hybrid is not run). Two scorings. At file level, each system's first
+10 files, nDCG@10 (binary gains) and MRR@10 over the questions with a gold file that pix indexed
+(a file pix skips is dropped for every system, which can only favour pix). And as semble's own
+runner scores: a system's first 10 chunks (pix in chunk mode, semble's lexical side as it
+searches), each target at the place of the first chunk of its file that overlaps its lines if it
+names lines, every question counted (one with no target in the index scores 0), the mean of each
+repository, then of repositories; beside the figures semble publishes for its hybrid
+(`--published`: one of its `benchmarks/results/semble-hybrid-*.json`; measured by semble on its
+machine, perhaps over other versions of some annotation files). Prints each repository, the
+published comparison, and each system by language and by category (each question once). A
+repository whose pinned revision or folder the mirror lacks is left out and named.
 """
 
 from __future__ import annotations
@@ -90,16 +90,17 @@ class Spec(NamedTuple):
 
 def pinned(spec: Spec) -> bool:
     """Whether the mirror holds the spec's revision and its folder there; says why not."""
-    git = ["git", "--git-dir", str(devcorpora.mirror(spec.repo)), "cat-file", "-e"]
-    checks = [(f"{spec.revision}^{{commit}}", f"no commit {spec.revision[:12]}")]
-    if spec.folder:
-        checks.append((f"{spec.revision}:{spec.folder}", f"no {spec.folder} at its pin"))
-    for what, why in checks:
-        if subprocess.run([*git, what], capture_output=True).returncode != 0:
-            print(f"  {spec.name}: {spec.repo} has {why} in its mirror; left out",
-                  file=sys.stderr, flush=True)  # fmt: skip
-            return False
-    return True
+    why = None
+    if not devcorpora.has_commit(spec.repo, spec.revision):
+        why = f"no commit {spec.revision[:12]}"
+    elif spec.folder:
+        git = ["git", "--git-dir", str(devcorpora.mirror(spec.repo)), "cat-file", "-e"]
+        there = subprocess.run([*git, f"{spec.revision}:{spec.folder}"], capture_output=True)
+        why = None if there.returncode == 0 else f"no {spec.folder} at its pin"
+    if why:
+        print(f"  {spec.name}: {spec.repo} has {why} in its mirror; left out",
+              file=sys.stderr, flush=True)  # fmt: skip
+    return why is None
 
 
 def benchmark_dir(path: str) -> Path:
@@ -176,6 +177,10 @@ class Asked(NamedTuple):
     def left_out(self) -> int:
         return len(self.every) - len(self.questions)
 
+    def questions_of(self, system: str) -> list[dict]:
+        """The questions `system`'s runs answer, in their order."""
+        return self.every if system.endswith(AS_SEMBLE) else self.questions
+
 
 def ask_repo(
     spec: Spec, folder: str, mirrors: str | None, static_only: bool, key: str | None = None
@@ -211,10 +216,7 @@ def ask_repo(
             semble = baselines.SembleLexical(root)
             files[SEMBLE] = semble.rank
             spans[label + AS_SEMBLE] = lambda q: pix_spans(engine, q)
-            spans[SEMBLE + AS_SEMBLE] = lambda q: [
-                [r.chunk.file_path, r.chunk.start_line, r.chunk.end_line]
-                for r in semble.index.search(q, top_k=DEPTH, alpha=0.0)
-            ]
+            spans[SEMBLE + AS_SEMBLE] = lambda q: semble.spans(q, DEPTH)
         runs = {
             system: [(rank(q["query"]), gold) for q, gold in kept] for system, rank in files.items()
         }
@@ -263,8 +265,7 @@ def grouped(
     out: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     for spec, asked in done.values():
         for system, runs in asked.runs.items():
-            questions = asked.every if system.endswith(AS_SEMBLE) else asked.questions
-            for q, run in zip(questions, runs, strict=True):
+            for q, run in zip(asked.questions_of(system), runs, strict=True):
                 out[key(spec, q)][system].append(run)
     return out
 
@@ -349,7 +350,7 @@ def published_table(done: dict[str, tuple[Spec, Asked]], published: dict[str, di
 
 def by_category(system: str, spec: Spec, asked: Asked) -> dict[str, float]:
     """One repository's nDCG@10 for a system over all its questions and each category's."""
-    pairs = list(zip(asked.every, asked.runs[system], strict=True))
+    pairs = list(zip(asked.questions_of(system), asked.runs[system], strict=True))
     out = {"all": evaluate(system, [run for _, run in pairs])["ndcg@10"]}
     for category in sorted({q["category"] for q, _ in pairs}):
         out[category] = evaluate(system, [r for q, r in pairs if q["category"] == category])[
@@ -404,8 +405,7 @@ def main(argv: list[str] | None = None) -> None:
             else:
                 unasked.append(spec.name)
             for system, runs in asked.runs.items() if dump else ():
-                questions = asked.every if system.endswith(AS_SEMBLE) else asked.questions
-                for q, (ranked, gold) in zip(questions, runs, strict=True):
+                for q, (ranked, gold) in zip(asked.questions_of(system), runs, strict=True):
                     row = {"repo": spec.name, **q, "system": system, "gold": gold}
                     dump.write(json.dumps({**row, "ranked": ranked}) + "\n")
     repos = repo_table(done, published)
