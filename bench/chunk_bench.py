@@ -146,8 +146,10 @@ def class_lookups(root: Path) -> list[tuple[str, str]]:
 def header_retrieval() -> list[tuple[str, dict[str, float | str]]]:
     """Each C++ development set asked of both readings of its headers."""
     rows = []
-    for name in devsets.committed_sets("commitloc-cpp"):
+    for name in devsets.committed_sets("commitloc-more"):
         meta, qs = devsets.load_set(name)
+        if meta["source"]["ecosystem"] != "cpp":
+            continue
         root = devcorpora.snapshot(meta["repo"], meta["pinned_commit"])
         lookups = class_lookups(root)
         for label, reading, suffix in (

@@ -23,10 +23,10 @@ channels that need no vectors (bm25, ident, path, and their fusion, labelled
 `keyword`): a cheap mode for quick iteration. Issueloc embeds only the repositories named by
 --issueloc-embed (default requests,flask,seaborn,pytest) and runs keyword-only on the others.
 --build-only (with --reuse) builds or brings up to date each named set's cached database (for
-exact and questions, those of the repositories their queries name, pytest and seaborn among
-them) and asks nothing: what bench.weights_bench and bench.issue_bench read, in the time
-indexing takes (the 14 language sets and the shared two with the transformer: about 50 minutes
-on 2 cores).
+exact and the question sets, those of the repositories their queries name, pytest and
+seaborn among them) and asks nothing: what bench.weights_bench and bench.issue_bench read, in
+the time indexing takes (the 14 language sets and the shared two with the transformer: about
+50 minutes on 2 cores).
 Progress goes to stderr; stdout holds only the tables.
 """
 
@@ -598,10 +598,11 @@ def exact(run: Run) -> Table:
 QUESTION_KINDS = ("symbol", "concept", "architecture")
 
 
-def questions(run: Run) -> list[Table]:
-    """The developers' questions (bench/devsets/questions): every system over all of them and
-    by kind of question (nDCG@10 / MRR@10), then pix's first system per repository."""
-    meta, qs = devsets.load_set("questions")
+def questions(run: Run, name: str = "questions") -> list[Table]:
+    """A set of developers' questions (bench/devsets/questions, questions-more): every system
+    over all of them and by kind of question (nDCG@10 / MRR@10), then pix's first system per
+    repository."""
+    meta, qs = devsets.load_set(name)
     ordered, rows_by = across_sets(qs, run)
     columns = ["ndcg@10", "mrr@10", "recall@5"] + [
         f"{kind} {m}" for kind in QUESTION_KINDS for m in ("ndcg@10", "mrr@10")
@@ -616,7 +617,7 @@ def questions(run: Run) -> list[Table]:
         rows.append((label, m))
     sets = list(dict.fromkeys(q["set"] for q in ordered))
     table = Table(
-        f"developers' questions ({len(qs)} questions of {len(sets)} repositories, by kind)",
+        f"{name} ({len(qs)} developers' questions of {len(sets)} repositories, by kind)",
         columns,
         rows,
     )
@@ -624,7 +625,7 @@ def questions(run: Run) -> list[Table]:
     note = failures_note(ordered, rows_by[first], run.failures, first)
     if note:
         table.notes.append(note)
-    per_set = Table("developers' questions per repository: nDCG@10 / MRR@10", sets, [])
+    per_set = Table(f"{name} per repository: nDCG@10 / MRR@10", sets, [])
     per_set.first = "system"
     for label, lists in rows_by.items():
         cells = {}
@@ -765,12 +766,13 @@ def build_only(names: list[str], run: Run) -> list[Path]:
 
 
 def needed(names: list[str]) -> list[str]:
-    """The sets whose databases `names` ask, each once: exact and questions have none of
-    their own and ask those of the repositories their queries name (pytest and seaborn are
+    """The sets whose databases `names` ask, each once: exact and the question sets have none
+    of their own and ask those of the repositories their queries name (pytest and seaborn are
     the questions' own)."""
     out: list[str] = []
+    question_sets = devsets.committed_sets("questions")
     for name in names:
-        if name in ("exact", "questions"):
+        if name == "exact" or name in question_sets:
             queries = devsets.load_set("exact-strings" if name == "exact" else name)[1]
             out += [q["set"] for q in queries]
         else:
@@ -782,7 +784,7 @@ def expand(sets: str) -> list[str]:
     names: list[str] = []
     for item in (s.strip() for s in sets.split(",")):
         if item == "all":
-            names += ["lang", "shared", "issueloc", "cosqa", "exact", "questions"]
+            names += ["lang", "shared", "issueloc", "cosqa", "exact", "questions", "questions-more"]
         elif item:
             names.append(item)
     out: list[str] = []
@@ -832,6 +834,8 @@ def main(argv: list[str] | None = None) -> None:
     devcorpora.set_mirrors(args.mirrors)
     names = expand(args.sets)
     lang = set(devsets.committed_sets("commitloc"))
+    more = set(devsets.committed_sets("commitloc-more"))
+    question_sets = devsets.committed_sets("questions")
     with tempfile.TemporaryDirectory(prefix="pix-devbench-") as tmp:
         run = Run(
             Path(tmp),
@@ -856,14 +860,16 @@ def main(argv: list[str] | None = None) -> None:
                 table = language_set(name, run)
                 lang_tables[name] = table
                 print(table.render(), flush=True)
+            elif name in more:  # asked by name, kept out of the language sets' summary
+                print(language_set(name, run).render(), flush=True)
             elif name in ("requests", "click"):
                 print(shared_set(name, run).render(), flush=True)
             elif name == "cosqa":
                 print(cosqa(run).render(), flush=True)
             elif name == "exact":
                 print(exact(run).render(), flush=True)
-            elif name == "questions":
-                for table in questions(run):
+            elif name in question_sets:
+                for table in questions(run, name):
                     print(table.render(), flush=True)
             elif name.startswith("issueloc:"):
                 if name.split(":", 1)[1] == issue_names[0]:

@@ -1,7 +1,7 @@
 """pix's ranking under other weights, on devbench's cached databases, in seconds.
 
-    python -m bench.weights_bench [--sets lang,shared,cosqa,questions] [--static-only]
-                                  [--mirrors DIR] --variant LABEL=SPEC [--variant ...]
+    python -m bench.weights_bench [--sets lang,shared,cosqa,questions,questions-more]
+                                  [--static-only] [--mirrors DIR] --variant LABEL=SPEC [...]
 
 devbench asks every system of every set and takes minutes a set; tuning one constant needs only
 pix's own answer, so this asks pix (file mode, top 10) once per variant on the databases that
@@ -19,7 +19,8 @@ description (`change:`: an imperative verb first, `Fix ...`, `Add ...`, or a com
 developers' questions and web-search questions the second.
 
 Sets: `lang` (the 14 language commit sets), `shared` (requests, click), `cosqa`, `questions`
-(the 480 developers' questions, per repository), or any one of their names.
+(the 480 developers' questions, per repository), `questions-more` (150 more, of five other
+repositories in C++, TypeScript and Rust), or any one of their names.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ from pix.retrieve import rank, route
 LANG = tuple(devsets.committed_sets("commitloc"))
 SHARED = ("requests", "click")
 QUESTIONS = "questions"
+# Each question set's prefix: `q:<repo>` is that repository's share of the 480 developers'
+# questions, `qm:<repo>` its share of questions-more (five repositories of their own).
+QUESTION_SETS = {"q:": QUESTIONS, "qm:": "questions-more"}
 
 NL_SHAPES = ("question", "keywords")  # the shapes a change: or plain: assignment applies to
 # Does the query read as a change description (a commit subject) rather than a question? The
@@ -97,35 +101,34 @@ def applied(assignments: list[tuple[str | None, str, str, float]]) -> Iterator[N
 
 
 def corpus(name: str, variant: str) -> tuple[Path, Path, list[dict]]:
-    """(work tree, cached database, queries) of one set; `q:<repo>` is that repository's share
-    of the developers' questions."""
+    """(work tree, cached database, queries) of one set; `q:<repo>` and `qm:<repo>` are that
+    repository's share of a question set (QUESTION_SETS)."""
     if name == "cosqa":
         root, qs = devbench.cosqa_corpus()
         return root, devcorpora.database("cosqa-dev", variant), qs
     if name in SHARED:
         db = devcorpora.database(f"shared-{name}", variant)
         return corpora.corpus(name), db, corpora.queries(name)
-    repo = name.removeprefix("q:")
+    prefix, _, repo = name.rpartition(":")
     meta, qs = devsets.load_set(repo)
-    if name.startswith("q:"):
-        qs = [q for q in devsets.load_set(QUESTIONS)[1] if q["set"] == repo]
+    if prefix:
+        qs = [q for q in devsets.load_set(QUESTION_SETS[prefix + ":"])[1] if q["set"] == repo]
     root = devcorpora.snapshot(meta["repo"], meta["pinned_commit"])
     return root, devcorpora.database(repo, variant), qs
 
 
 def expand(sets: str) -> list[str]:
-    """devbench's set names, the developers' questions split by repository (`q:<repo>`)."""
-    questions = sorted({q["set"] for q in devsets.load_set(QUESTIONS)[1]})
-    return [
-        name
-        for item in devbench.expand(sets)
-        for name in ([f"q:{n}" for n in questions] if item == QUESTIONS else [item])
-    ]
+    """devbench's set names, each question set split by repository (`q:<repo>`, `qm:<repo>`)."""
+    split = {
+        whole: [f"{prefix}{n}" for n in sorted({q["set"] for q in devsets.load_set(whole)[1]})]
+        for prefix, whole in QUESTION_SETS.items()
+    }
+    return [name for item in devbench.expand(sets) for name in split.get(item, [item])]
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sets", default="lang,shared,cosqa,questions")
+    parser.add_argument("--sets", default="lang,shared,cosqa,questions,questions-more")
     parser.add_argument("--static-only", action="store_true")
     parser.add_argument("--mirrors")
     parser.add_argument("--variant", action="append", default=[], help="LABEL=SPEC, repeatable")
@@ -163,11 +166,12 @@ def render(scores: dict[str, dict[str, tuple[float, float]]], labels: list[str])
     for group, members in (
         ("mean of the language sets", [n for n in scores if n in LANG]),
         ("developers' questions (mean of repositories)", [n for n in scores if n[:2] == "q:"]),
+        ("questions-more (mean of repositories)", [n for n in scores if n[:3] == "qm:"]),
     ):
         if members:
             rows.append((f"**{group}**", mean(scores, members, labels)))
     for name, by in rows:
-        if name.startswith("q:") and len(rows) > 1:
+        if name.startswith(("q:", "qm:")) and len(rows) > 1:
             continue  # each repository's 30 questions are in the questions mean
         base = by[labels[0]]
         cells = [f"{base[0]:.3f} / {base[1]:.3f}"] + [

@@ -31,6 +31,10 @@ def test_sets_without_a_database_need_those_of_the_repositories_they_ask():
     both = devbench.needed(["tmux", "exact", "questions", "cosqa"])
     assert both[0] == "tmux" and both[-1] == "cosqa"
     assert both.count("tmux") == 1 and set(questions) <= set(both)
+    # the second question set asks its own commitloc-more repositories, none of the 14
+    more = devbench.needed(["questions-more"])
+    assert set(more) == {"apollo-client", "mobx", "hyper", "leveldb", "spdlog"}
+    assert not set(more) & set(lang) and "questions-more" in devbench.expand("all")
 
 
 def test_a_cached_commit_snapshot_without_counts_is_indexed_again(tmp_path):

@@ -186,12 +186,15 @@ def test_acc_at_k_needs_every_gold_file() -> None:
     assert scores["acc@1"] == 0.0 and scores["acc@3"] == 1.0 and scores["mrr@10"] == 0.5
 
 
-def test_the_committed_questions_are_well_formed() -> None:
-    meta, rows = devsets.load_set("questions")
+@pytest.mark.parametrize("name", ["questions", "questions-more"])
+def test_the_committed_questions_are_well_formed(name: str) -> None:
+    meta, rows = devsets.load_set(name)
     assert meta["kind"] == "questions" and len(rows) == meta["counts"]["queries"]
     assert devsets.question_problems(rows) == []
-    # every question names a committed set whose corpus it is asked on
-    assert {r["set"] for r in rows} <= set(devsets.committed_sets())
+    # every question names a committed set whose corpus it is asked on, at that set's pin
+    for row in rows:
+        assert row["pinned_commit"] == devsets.load_set(row["set"])[0]["pinned_commit"]
+    assert devsets.committed_sets("questions") == ["questions", "questions-more"]
 
 
 def test_question_checks_catch_bad_rows() -> None:

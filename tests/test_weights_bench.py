@@ -37,3 +37,9 @@ def test_a_variant_changes_only_the_queries_it_names_and_is_undone():
 def test_a_spec_it_cannot_read_is_refused(spec):
     with pytest.raises(SystemExit, match="weights_bench"):
         weights_bench.parse_spec(spec)
+
+
+def test_each_question_set_is_split_by_repository():
+    names = weights_bench.expand("questions,questions-more")
+    assert "q:tmux" in names and "qm:spdlog" in names and "qm:tmux" not in names
+    assert len([n for n in names if n.startswith("qm:")]) == 5
