@@ -28,8 +28,9 @@ from pathlib import Path
 
 from bench import corpora, devbench, devcorpora, devsets, metrics
 from pix.query import QueryEngine, QueryRequest, retrieve
-from pix.retrieve import priors
+from pix.retrieve import foreign, priors
 from pix.retrieve.rank import by_file
+from pix.snapshot import select_snapshot
 
 # On --static-only databases (devbench's cache): pix's default channels there are static +
 # bm25 + ident + path, what a fresh index answers; bm25 alone shows a prior on one channel.
@@ -38,6 +39,10 @@ SYSTEMS: dict[str, list[str] | None] = {
     "bm25": ["bm25"],
 }
 Role = Callable[[str], str]
+# Variants that leave a snapshot's foreign folders (pix/retrieve/foreign.py: someone else's
+# code, known by its own license text) in the role their paths give; every other variant
+# puts those folders' source files in the vendored role, as pix does.
+WITHOUT_FOREIGN = frozenset({"before (main)", "current without foreign folders"})
 
 _OLD_TEST = re.compile(
     r"(^|/)(tests?|testing|__tests__|spec|specs|test_?data|fixtures?)/"
@@ -98,6 +103,7 @@ def variants() -> dict[str, tuple[Role, dict[str, float]]]:
         "before (main)": (old_role, OLD_FACTORS),
         "current": (priors.path_role, now),
         "no priors": (priors.path_role, dict.fromkeys(now, 1.0)),
+        "current without foreign folders": (priors.path_role, now),
     }
     for role in ("test", "vendored", "example", "config"):
         out[f"current without new {role} rules"] = (_without_new(role), now)
@@ -123,8 +129,19 @@ def candidates(engine: QueryEngine, query: str, channels: list[str] | None, at: 
     return [(h.path, h.fused) for h in by_file(hits)]
 
 
-def rerank(files: list, role: Role, factors: dict[str, float]) -> list[str]:
-    scored = [(score * factors.get(role(path), 1.0), path) for path, score in files]
+def foreign_of(engine: QueryEngine, at: str | None) -> list[str]:
+    """The foreign folders of the snapshot a query is asked at (its commit, else the newest)."""
+    with engine.store.read():
+        snapshot = select_snapshot(engine.store, engine.target, at)
+        return list(engine.foreign_folders(snapshot.id))
+
+
+def rerank(files: list, role: Role, factors: dict[str, float], folders=()) -> list[str]:
+    def role_of(path: str) -> str:
+        got = role(path)
+        return foreign.ROLE if got == "source" and foreign.inside(path, folders) else got
+
+    scored = [(score * factors.get(role_of(path), 1.0), path) for path, score in files]
     scored.sort(key=lambda item: (-item[0], item[1]))
     return [path for _, path in scored[:10]]
 
@@ -138,7 +155,8 @@ def collect(names: list[str], systems: list[str], folder: str | None) -> dict[st
     else:
         run = devbench.Run(devcorpora.cache_dir(), True, False, set(), 0, static_only=True)
     out: dict[str, list] = {}
-    lang = set(devsets.committed_sets("commitloc"))
+    lang = set(devsets.committed_sets("commitloc")) | set(devsets.committed_sets("commitloc-more"))
+    question_sets = set(devsets.committed_sets("questions"))
     for name in names:
         print(f"set {name}", file=sys.stderr, flush=True)
         jobs: list[tuple[QueryEngine, list[dict], Callable]] = []
@@ -152,8 +170,8 @@ def collect(names: list[str], systems: list[str], folder: str | None) -> dict[st
             db = devbench.build_db(f"shared-{name}", root, run, False)
             engine = QueryEngine(db=str(db), cwd=str(root))
             jobs.append((engine, corpora.queries(name), lambda q: None))
-        elif name == "exact":
-            _, qs = devsets.load_set("exact-strings")
+        elif name == "exact" or name in question_sets:
+            _, qs = devsets.load_set("exact-strings" if name == "exact" else name)
             for set_name in dict.fromkeys(q["set"] for q in qs):
                 meta, _ = devsets.load_set(set_name)
                 root = devcorpora.snapshot(meta["repo"], meta["pinned_commit"])
@@ -172,7 +190,7 @@ def collect(names: list[str], systems: list[str], folder: str | None) -> dict[st
         for engine, qs, at_of in jobs:
             for q in qs:
                 per = {s: candidates(engine, q["query"], SYSTEMS[s], at_of(q)) for s in systems}
-                rows.append((q["gold_files"], per))
+                rows.append((q["gold_files"], per, foreign_of(engine, at_of(q))))
             engine.close()
     return out
 
@@ -205,15 +223,19 @@ def main(argv: list[str] | None = None) -> None:
         results: dict[str, dict[str, dict[str, float]]] = {}
         for label in chosen:
             role, factors = table[label]
+            keep = label in WITHOUT_FOREIGN
             row = results.setdefault(label, {})
             for name, rows in data.items():
-                runs = [(rerank(per[system], role, factors), gold) for gold, per in rows]
+                runs = [
+                    (rerank(per[system], role, factors, () if keep else tuple(f)), gold)
+                    for gold, per, f in rows
+                ]
                 row[name] = metrics.evaluate(runs, acc_ks=(5,))
             if issue_sets:
                 runs = [
-                    (rerank(per[system], role, factors), gold)
+                    (rerank(per[system], role, factors, () if keep else tuple(f)), gold)
                     for n in issue_sets
-                    for gold, per in data[n]
+                    for gold, per, f in data[n]
                 ]
                 row["issueloc"] = metrics.evaluate(runs, acc_ks=(5,))
         shown = [n for n in data if not n.startswith("issueloc:")] + (

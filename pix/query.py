@@ -27,7 +27,7 @@ from pix.output.pathtext import path_sample
 from pix.output.result import hydrate, project, shown_lines
 from pix.output.shown import Redactions, ShownFile
 from pix.request import QueryRequest, check_request, filter_paths, unmatched_warnings
-from pix.retrieve import define, history, outline, phrase, refine, tested, titled
+from pix.retrieve import define, foreign, history, outline, phrase, refine, tested, titled
 from pix.retrieve.evidence import embed_query, embed_static
 from pix.retrieve.hits import Hit
 from pix.retrieve.knn import WarmVectors
@@ -80,6 +80,7 @@ class QueryEngine:
         self._originals = Originals(self.store, self.target)
         self._shown_chars = 0
         self._counts: tuple[tuple[int, int], tuple[int, int, int], bool] | None = None
+        self._foreign: tuple[tuple[int, int], tuple[str, ...]] | None = None
         # Candidates per channel: what `pix query` ranks; a workspace may ask fewer of each
         # shard (pix.shards.ShardSet depth).
         self.depth = DEPTH
@@ -102,6 +103,14 @@ class QueryEngine:
             totals = tuple(self.store.conn.execute(sql.CHUNK_TOTALS).fetchone())
             self._counts = (key, counts, counts == totals)  # type: ignore[assignment]
         return self._counts[1]
+
+    def foreign_folders(self, snapshot_id: int) -> tuple[str, ...]:
+        """The snapshot's folders of someone else's code (pix/retrieve/foreign.py), kept as
+        snapshot_counts keeps its counts. Call it inside a read."""
+        key = (snapshot_id, self.store.conn.execute("PRAGMA data_version").fetchone()[0])
+        if self._foreign is None or self._foreign[0] != key:
+            self._foreign = (key, foreign.folders(self.store.conn, snapshot_id))
+        return self._foreign[1]
 
     def whole_scope(self, snapshot_id: int) -> bool:
         """Whether the snapshot holds every chunk and every vector of the database (one
@@ -379,6 +388,8 @@ def retrieve(
             store, snapshot.id, request.query, r, hits, paths, request.fusion, request.priors,
             weighs,
         )  # fmt: skip
+    # After the lifts, so that a copy's chunk they found is weighed as one too.
+    hits = foreign.weigh(hits, engine.foreign_folders(snapshot.id), request.priors)
     # Last, so that it weighs every chunk once, lifted ones too.
     weighed = False
     if weighs:

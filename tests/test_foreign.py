@@ -1,0 +1,93 @@
+"""Someone else's code inside the repository (pix/retrieve/foreign.py), end to end: a real
+repository indexed into real SQLite and asked in file mode. A copied library whose folder has
+no vendoring name, but its own license text, ranks below the repository's own code; a
+package of the repository's own (a manifest beside a license), a folder with the top's own
+license again, and a repository with no license at its top keep their files as source."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import new_repo
+
+from pix.index import index_repository
+from pix.query import QueryRequest, query
+from pix.retrieve import foreign
+from pix.store import open_store
+
+WORDS = "format the timestamp padding width"
+MIT = "MIT License\n\nCopyright (c) the logging authors\n"
+CODE = "// {w}\nint pad_timestamp(int width) {{ return width; /* {w} */ }}\n"
+
+FILES = {
+    "LICENSE": MIT,
+    "src/pattern.cc": CODE.format(w=WORDS),
+    # A copy of another project: its own license, no manifest; it says the words more often.
+    "include/log/fmt/bundled/fmt.license.rst": "Copyright (c) the fmt authors\n",
+    "include/log/fmt/bundled/format.h": CODE.format(w=f"{WORDS} {WORDS} {WORDS}"),
+    # The repository's own package: another license text, but a manifest of its own.
+    "packages/cli/LICENSE": "Apache License 2.0\n",
+    "packages/cli/package.json": '{"name": "cli"}\n',
+    "packages/cli/pad.ts": CODE.format(w=f"{WORDS} {WORDS}").replace("int", "let"),
+    # The top's license again below it (fzf's src/LICENSE): the repository's own code.
+    "lib/LICENSE": MIT,
+    "lib/width.c": CODE.format(w=f"{WORDS} {WORDS}"),
+    # Code about licenses is no license text.
+    "tools/license.go": "package tools // license checker\n",
+}
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    root = new_repo(tmp_path_factory.mktemp("foreign") / "repo", FILES)
+    index_repository(str(root), embed=False)
+    return root
+
+
+def ask(repo, priors: bool = True) -> list[dict]:
+    request = QueryRequest(
+        WORDS, mode="file", top=10, explain=True, priors=priors, channels=["bm25"]
+    )
+    return query(request, cwd=str(repo))["results"]
+
+
+def test_only_the_copy_with_a_license_of_its_own_is_foreign(repo):
+    with open_store(repo / ".pix.db", create=False) as store:
+        (snapshot,) = store.conn.execute("SELECT max(id) FROM snapshot").fetchone()
+        assert foreign.folders(store.conn, snapshot) == ("include/log/fmt/bundled",)
+
+
+def test_the_copy_ranks_below_the_repositorys_own_code(repo):
+    results = ask(repo)
+    roles = {r["file"]: r["explain"]["role"] for r in results}
+    assert roles["include/log/fmt/bundled/format.h"] == "vendored"
+    assert roles["packages/cli/pad.ts"] == roles["lib/width.c"] == "source"
+    order = [r["file"] for r in results]
+    assert order.index("include/log/fmt/bundled/format.h") > order.index("src/pattern.cc")
+    # Without priors the copy's plain score puts it first: the fixture tests the rule.
+    plain = ask(repo, priors=False)
+    assert plain[0]["file"] == "include/log/fmt/bundled/format.h"
+    assert all(r["explain"]["role"] != "vendored" or r["explain"]["prior"] == 1.0 for r in plain)
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        # no license at the top: nothing to compare against
+        ([("deps/zlib/LICENSE", "a")], ()),
+        # a license differing from every one at the top, dual licenses at the top
+        ([("LICENSE-MIT", "a"), ("LICENSE-APACHE", "b"), ("x/COPYING.LIB", "c")], ("x",)),
+        ([("LICENSE-MIT", "a"), ("LICENSE-APACHE", "b"), ("x/LICENSE", "b")], ()),
+        ([("COPYING", "a"), ("licences/APPDIRS_LICENSE", "d")], ("licences",)),
+    ],
+)
+def test_which_folders_hold_a_license_of_their_own(files, expected):
+    licenses = [(p, sha) for p, sha in files if foreign._LICENSE.search(p)]
+    assert tuple(foreign.foreign_candidates(licenses)) == expected
+
+
+def test_license_texts_by_name():
+    for name in ("LICENSE", "x/LICENSE.txt", "COPYING.LIB", "fmt.license.rst", "UNLICENSE",
+                 "licences/APPDIRS_LICENSE", "LICENSE-APACHE-2.0"):  # fmt: skip
+        assert foreign._LICENSE.search(name), name
+    for name in ("tools/license.go", "src/license_check.py", "licenses/index.ts"):
+        assert not foreign._LICENSE.search(name), name
