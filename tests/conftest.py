@@ -16,6 +16,7 @@ import pytest
 
 from pix.index import index_repository
 from pix.ingest.embed import Embedder
+from pix.query import QueryRequest, query
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "pix tests",
@@ -208,6 +209,23 @@ def indexed_repo(base: Path, files: dict[str, str | bytes], embedder) -> tuple[P
     db = base / "index.db"
     index_repository(str(root), str(db), embedder=embedder)
     return root, db
+
+
+def keyword_indexed(base: Path, files: dict[str, str | bytes]) -> Path:
+    """A git repository of `files` (one commit) in base/repo, indexed without the transformer
+    into its own .pix.db: enough for the keyword channels and the priors."""
+    root = new_repo(base / "repo", files)
+    index_repository(str(root), embed=False)
+    return root
+
+
+def bm25_files(repo: Path, words: str, priors: bool, top: int) -> list[dict]:
+    """File-mode results of the BM25 channel alone, explained: what the priors make of plain
+    word matches."""
+    request = QueryRequest(
+        words, mode="file", top=top, explain=True, priors=priors, channels=["bm25"]
+    )
+    return query(request, cwd=str(repo))["results"]
 
 
 def indexed_in_place(base: Path, files: dict[str, str | bytes], embedder) -> Path:

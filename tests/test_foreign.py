@@ -7,10 +7,8 @@ license again, and a repository with no license at its top keep their files as s
 from __future__ import annotations
 
 import pytest
-from conftest import new_repo
+from conftest import bm25_files, keyword_indexed
 
-from pix.index import index_repository
-from pix.query import QueryRequest, query
 from pix.retrieve import foreign
 from pix.store import open_store
 
@@ -38,16 +36,11 @@ FILES = {
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory):
-    root = new_repo(tmp_path_factory.mktemp("foreign") / "repo", FILES)
-    index_repository(str(root), embed=False)
-    return root
+    return keyword_indexed(tmp_path_factory.mktemp("foreign"), FILES)
 
 
 def ask(repo, priors: bool = True) -> list[dict]:
-    request = QueryRequest(
-        WORDS, mode="file", top=10, explain=True, priors=priors, channels=["bm25"]
-    )
-    return query(request, cwd=str(repo))["results"]
+    return bm25_files(repo, WORDS, priors, top=10)
 
 
 def test_only_the_copy_with_a_license_of_its_own_is_foreign(repo):

@@ -7,10 +7,8 @@ those files their plain scores back."""
 from __future__ import annotations
 
 import pytest
-from conftest import new_repo
+from conftest import bm25_files, keyword_indexed
 
-from pix.index import index_repository
-from pix.query import QueryRequest, query
 from pix.retrieve.priors import ROLE_FACTORS
 
 WORDS = "websocket reconnect backoff jitter"
@@ -110,16 +108,11 @@ ROLES = {
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory):
-    root = new_repo(tmp_path_factory.mktemp("priors") / "repo", FILES)
-    index_repository(str(root), embed=False)
-    return root
+    return keyword_indexed(tmp_path_factory.mktemp("priors"), FILES)
 
 
 def ask(repo, priors: bool) -> list[dict]:
-    request = QueryRequest(
-        WORDS, mode="file", top=20, explain=True, priors=priors, channels=["bm25"]
-    )
-    return query(request, cwd=str(repo))["results"]
+    return bm25_files(repo, WORDS, priors, top=20)
 
 
 def test_the_implementation_ranks_first_and_each_file_has_its_role(repo):
