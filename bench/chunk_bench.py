@@ -143,13 +143,20 @@ def class_lookups(root: Path) -> list[tuple[str, str]]:
     return once[:LOOKUPS]
 
 
+def cpp_sets() -> list[str]:
+    """The C++ development sets (spdlog, leveldb) among the commitloc-more ones."""
+    return [
+        name
+        for name in devsets.committed_sets("commitloc-more")
+        if devsets.load_set(name)[0]["rules"]["source"]["ecosystem"] == "cpp"
+    ]
+
+
 def header_retrieval() -> list[tuple[str, dict[str, float | str]]]:
     """Each C++ development set asked of both readings of its headers."""
     rows = []
-    for name in devsets.committed_sets("commitloc-more"):
+    for name in cpp_sets():
         meta, qs = devsets.load_set(name)
-        if meta["source"]["ecosystem"] != "cpp":
-            continue
         root = devcorpora.snapshot(meta["repo"], meta["pinned_commit"])
         lookups = class_lookups(root)
         for label, reading, suffix in (

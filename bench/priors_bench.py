@@ -146,8 +146,15 @@ def rerank(files: list, role: Role, factors: dict[str, float], folders=()) -> li
     return [path for _, path in scored[:10]]
 
 
+def with_folders(row: list) -> list:
+    """A collected row as (gold, {system: candidates}, foreign folders): a --save of an earlier
+    version has no folders (none)."""
+    return [*row, []] if len(row) == 2 else row
+
+
 def collect(names: list[str], systems: list[str], folder: str | None) -> dict[str, list]:
-    """set -> [(gold, {system: candidates})] for every query of every set. `folder`: read the
+    """set -> [(gold, {system: candidates}, the foreign folders of the query's snapshot)] for
+    every query of every set. `folder`: read the
     databases there instead of this indexer's cache (priors are query-side, so a database
     another chunker built measures them too)."""
     if folder:
@@ -228,14 +235,14 @@ def main(argv: list[str] | None = None) -> None:
             for name, rows in data.items():
                 runs = [
                     (rerank(per[system], role, factors, () if keep else tuple(f)), gold)
-                    for gold, per, f in rows
+                    for gold, per, f in map(with_folders, rows)
                 ]
                 row[name] = metrics.evaluate(runs, acc_ks=(5,))
             if issue_sets:
                 runs = [
                     (rerank(per[system], role, factors, () if keep else tuple(f)), gold)
                     for n in issue_sets
-                    for gold, per, f in data[n]
+                    for gold, per, f in map(with_folders, data[n])
                 ]
                 row["issueloc"] = metrics.evaluate(runs, acc_ks=(5,))
         shown = [n for n in data if not n.startswith("issueloc:")] + (

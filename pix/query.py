@@ -134,7 +134,8 @@ class QueryEngine:
         self._shown.clear()
         self._originals = Originals(self.store, self.target)
         self._shown_chars = 0
-        self._counts = None
+        self._counts = None  # a new connection's data_version starts again
+        self._foreign = None
         self.warm.drop()
 
     def shown(self, blob: str, path: str, reveal: bool = False) -> ShownFile:

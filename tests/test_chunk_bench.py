@@ -28,3 +28,7 @@ def test_the_grammar_cuts_definitions_and_the_fallback_blocks():
     assert grammar["declared/file"] == 1.0  # total
     table = chunk_bench.render([("solidity", "x@1", "grammar", grammar)])
     assert "| solidity | x@1 | grammar | 1 | 100% |" in table
+
+
+def test_the_header_table_reads_the_cpp_sets_only():
+    assert chunk_bench.cpp_sets() == ["leveldb", "spdlog"]

@@ -6,9 +6,12 @@ license again, and a repository with no license at its top keep their files as s
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from conftest import bm25_files, keyword_indexed
 
+from pix.query import QueryEngine
 from pix.retrieve import foreign
 from pix.store import open_store
 
@@ -74,13 +77,32 @@ def test_the_copy_ranks_below_the_repositorys_own_code(repo):
     ],
 )
 def test_which_folders_hold_a_license_of_their_own(files, expected):
-    licenses = [(p, sha) for p, sha in files if foreign._LICENSE.search(p)]
+    licenses = [(p, sha) for p, sha in files if foreign.license_text(p)]
     assert tuple(foreign.foreign_candidates(licenses)) == expected
 
 
 def test_license_texts_by_name():
     for name in ("LICENSE", "x/LICENSE.txt", "COPYING.LIB", "fmt.license.rst", "UNLICENSE",
-                 "licences/APPDIRS_LICENSE", "LICENSE-APACHE-2.0"):  # fmt: skip
-        assert foreign._LICENSE.search(name), name
-    for name in ("tools/license.go", "src/license_check.py", "licenses/index.ts"):
-        assert not foreign._LICENSE.search(name), name
+                 "licences/APPDIRS_LICENSE", "LICENSE-APACHE-2.0", "COPYING.LESSER", "COPYING3",
+                 "boost/LICENSE_1_0.txt", "LICENSE.GPLv3"):  # fmt: skip
+        assert foreign.license_text(name), name
+    for name in ("tools/license.go", "src/license_check.py", "licenses/index.ts",
+                 "src/licenses.json", "script/copyright.txt"):  # fmt: skip
+        assert not foreign.license_text(name), name
+
+
+def test_a_reopened_engine_reads_the_folders_of_the_file_now_there(repo, tmp_path):
+    # A database replaced under a running engine (the MCP server, a workspace) starts its
+    # data_version again: the folders must be read anew, not kept from the old file.
+    plain = keyword_indexed(tmp_path, {"LICENSE": MIT, "src/pattern.cc": CODE.format(w=WORDS)})
+    db = tmp_path / "copy.db"
+    shutil.copy(repo / ".pix.db", db)
+    engine = QueryEngine(db=str(db), cwd=str(repo))
+    with engine.store.read():
+        assert engine.foreign_folders(1) == ("include/log/fmt/bundled",)
+    engine.store.close()
+    shutil.copy(plain / ".pix.db", db)
+    engine.reopen()
+    with engine.store.read():
+        assert engine.foreign_folders(1) == ()
+    engine.close()

@@ -3,6 +3,8 @@ folders (pix/retrieve/foreign.py) count as vendored except in the variants that 
 
 from __future__ import annotations
 
+import json
+
 from bench import priors_bench
 from pix.retrieve.priors import ROLE_FACTORS, path_role
 
@@ -14,3 +16,15 @@ def test_a_foreign_folder_is_vendored_unless_the_variant_leaves_it():
     assert ranked == ["src/log.cc", "lib/fmt/format.h", "lib/fmt/test/t.cc"]  # test keeps x0.3
     assert "current without foreign folders" in priors_bench.WITHOUT_FOREIGN
     assert "current without foreign folders" in priors_bench.variants()
+
+
+def test_only_the_variants_that_leave_them_ignore_the_folders(tmp_path, capsys):
+    # one query: the copy's file scores highest with priors off, the gold file second
+    candidates = {"pix": [["lib/fmt/format.h", 1.0], ["src/log.cc", 0.6]]}
+    saved = tmp_path / "saved.json"
+    saved.write_text(json.dumps({"spdlog": [[["src/log.cc"], candidates, ["lib/fmt"]]]}))
+    variants = "current,current without foreign folders"
+    priors_bench.main(["--load", str(saved), "--systems", "pix", "--variants", variants])
+    rows = {line.split(" | ")[0]: line for line in capsys.readouterr().out.splitlines()}
+    assert "| 1.000 / 1.000 |" in rows["| current"]
+    assert "0.631 / 0.500" in rows["| current without foreign folders"]

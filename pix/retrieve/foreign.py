@@ -25,29 +25,37 @@ import re
 import apsw
 
 from pix.retrieve.hits import Hit, order, revised
-from pix.retrieve.priors import ROLE_FACTORS
+from pix.retrieve.priors import ROLE_FACTORS, path_role
 
 ROLE = "vendored"
 
-# A license text by its file name: `LICENSE`, `LICENSE-MIT`, `COPYING.LIB`, `UNLICENSE`, or a
-# name before it (`fmt.license.rst`, `APPDIRS_LICENSE`); never code about licenses
-# (`license.go`, `license_test.py`).
+# A license text by its file name: `LICENSE`, `LICENSE-MIT`, `COPYING.LESSER`, `COPYING3`,
+# `LICENSE_1_0.txt`, `UNLICENSE`, or a name before it (`fmt.license.rst`, `APPDIRS_LICENSE`);
+# never code about licenses (`license.go`, `license_test.py`: _CODE). Not `COPYRIGHT`: pylint's
+# `script/copyright.txt` is the header its own files carry.
 _LICENSE = re.compile(
-    r"(^|/)([\w-]+[-_.])?(licen[cs]es?|copying|unlicense)"
-    r"([-_.](txt|md|rst|markdown|mit|apache(-?2(\.0)?)?|bsd|gpl|lgpl|lib))*$",
+    r"(^|/)([\w-]+[-_.])?(licen[cs]es?|copying|unlicense)\d*([-_.][\w.+-]*)?$", re.I
+)
+_CODE = re.compile(
+    r"\.(py|go|rs|c|h|cc|cpp|hpp|js|mjs|ts|tsx|jsx|java|kt|rb|php|cs|swift|scala|ex|exs|lua|hs"
+    r"|sh|pl|json|ya?ml|toml|xml)$|(^|/)[^/]*(licen[cs]es?|copying)[-_.]?(test|spec)",
     re.I,
 )
 # A package of the repository's own declares itself: a folder with one of these is not a copy.
 _MANIFEST = re.compile(
     r"(^|/)(package\.json|cargo\.toml|pyproject\.toml|setup\.py|setup\.cfg|go\.mod"
     r"|composer\.json|mix\.exs|pom\.xml|build\.gradle(\.kts)?|build\.sbt|package\.swift"
-    r"|[^/]+\.(gemspec|cabal|csproj|fsproj|rockspec|nimble))$",
+    r"|pubspec\.yaml|project\.toml|description|vcpkg\.json|conanfile\.(txt|py)|deno\.jsonc?"
+    r"|build\.zig\.zon|[^/]+\.(gemspec|cabal|csproj|fsproj|rockspec|nimble|podspec|nuspec))$",
     re.I,
 )
+# A folder holding more than this share of the snapshot's files is the project itself, whatever
+# its license says (a `src/LICENSE` that differs from the top's by a year).
+SHARED = 0.5
 
 # The snapshot's files that may be license texts, with their content's hash (a LIKE narrows
-# them to a few rows; the regular expression above decides), and the files directly in one
-# folder (its manifest, if any).
+# them to a few rows; the regular expressions above decide); the files under one folder, a
+# range of the (snapshot_id, path) key (`/` sorts just before `0`); and the snapshot's size.
 LICENSE_CANDIDATES = """
 SELECT path, blob_sha FROM snapshot_file
 WHERE snapshot_id = :snapshot AND (path LIKE '%licen%' OR path LIKE '%copying%')
@@ -55,23 +63,34 @@ ORDER BY path
 """
 FOLDER_FILES = """
 SELECT path FROM snapshot_file
-WHERE snapshot_id = :snapshot AND substr(path, 1, length(:prefix)) = :prefix
-  AND instr(substr(path, length(:prefix) + 1), '/') = 0
+WHERE snapshot_id = :snapshot AND path >= :prefix AND path < :after
 """
+FILE_COUNT = "SELECT count(*) FROM snapshot_file WHERE snapshot_id = ?"
+
+
+def license_text(path: str) -> bool:
+    return bool(_LICENSE.search(path)) and not _CODE.search(path)
 
 
 def folders(conn: apsw.Connection, snapshot_id: int) -> tuple[str, ...]:
     """The snapshot's foreign folders, sorted: below the top, holding a license text unlike
-    every one at the top, and no package manifest."""
+    every one at the top, no package manifest, at most SHARED of the files, and source by
+    their path (a `vendor/` or `docs/` folder has its role already)."""
     licenses = [
         (p, sha)
         for p, sha in conn.execute(LICENSE_CANDIDATES, {"snapshot": snapshot_id})
-        if _LICENSE.search(p)
+        if license_text(p)
     ]
+    candidates = [f for f in foreign_candidates(licenses) if path_role(f + "/x") == "source"]
+    if not candidates:
+        return ()
+    total = conn.execute(FILE_COUNT, (snapshot_id,)).fetchone()[0]
     found = []
-    for folder in foreign_candidates(licenses):
-        rows = conn.execute(FOLDER_FILES, {"snapshot": snapshot_id, "prefix": folder + "/"})
-        if not any(_MANIFEST.search(p) for (p,) in rows):
+    for folder in candidates:
+        params = {"snapshot": snapshot_id, "prefix": folder + "/", "after": folder + "0"}
+        under = [p for (p,) in conn.execute(FOLDER_FILES, params)]
+        here = [p for p in under if "/" not in p[len(folder) + 1 :]]
+        if len(under) <= SHARED * total and not any(_MANIFEST.search(p) for p in here):
             found.append(folder)
     return tuple(found)
 
