@@ -222,6 +222,12 @@ def main(argv: list[str] | None = None) -> None:
     if args.save:
         with open(args.save, "w", encoding="utf-8") as fh:
             json.dump(data, fh)
+    if any(len(row) == 2 for rows in data.values() for row in rows):
+        print(
+            "priors_bench: rows saved before the foreign folders were recorded have no foreign "
+            "folders: every variant reads them as it reads 'current without foreign folders'",
+            file=sys.stderr,
+        )
     table = variants()
     chosen = args.variants.split(",") if args.variants else list(table)
     lang = set(devsets.committed_sets("commitloc"))

@@ -34,6 +34,11 @@ FILES = {
     "lib/width.c": CODE.format(w=f"{WORDS} {WORDS}"),
     # Code about licenses is no license text.
     "tools/license.go": "package tools // license checker\n",
+    # A manifest deeper in the copy does not make the copy a package of the repository's own.
+    "include/log/fmt/bundled/support/package.json": '{"name": "fmt-support"}\n',
+    # A folder with a role by its path keeps it: a docs theme with its own license is docs.
+    "docs/theme/LICENSE": "BSD License\n",
+    "docs/theme/layout.py": CODE.format(w=WORDS).replace("int", "def"),
 }
 
 
@@ -56,6 +61,7 @@ def test_the_copy_ranks_below_the_repositorys_own_code(repo):
     results = ask(repo)
     roles = {r["file"]: r["explain"]["role"] for r in results}
     assert roles["include/log/fmt/bundled/format.h"] == "vendored"
+    assert roles["docs/theme/layout.py"] == "docs"
     assert roles["packages/cli/pad.ts"] == roles["lib/width.c"] == "source"
     order = [r["file"] for r in results]
     assert order.index("include/log/fmt/bundled/format.h") > order.index("src/pattern.cc")
@@ -87,8 +93,27 @@ def test_license_texts_by_name():
                  "boost/LICENSE_1_0.txt", "LICENSE.GPLv3"):  # fmt: skip
         assert foreign.license_text(name), name
     for name in ("tools/license.go", "src/license_check.py", "licenses/index.ts",
-                 "src/licenses.json", "script/copyright.txt"):  # fmt: skip
+                 "src/licenses.json", "script/copyright.txt", "src/components/License.vue",
+                 "lib/license.dart", "bin/license-check"):  # fmt: skip
         assert not foreign.license_text(name), name
+
+
+def test_a_folder_holding_most_of_the_files_is_the_project_itself(tmp_path):
+    # `src/LICENSE` differing from the top's by a year: still the project's own code.
+    files = {"LICENSE": MIT, "src/LICENSE": MIT.replace("(c)", "(c) 2024"), "README.md": "x\n"}
+    files |= {f"src/m{i}.c": CODE.format(w=f"{WORDS} {i}") for i in range(3)}
+    root = keyword_indexed(tmp_path, files)
+    with open_store(root / ".pix.db", create=False) as store:
+        assert foreign.folders(store.conn, 1) == ()
+        assert foreign.foreign_candidates([("LICENSE", "a"), ("src/LICENSE", "b")]) == ["src"]
+
+
+@pytest.mark.parametrize(
+    "name", ["package.json", "Cargo.toml", "vcpkg.json", "conanfile.txt", "DESCRIPTION",
+             "pubspec.yaml", "x.gemspec", "y.podspec", "build.zig.zon", "deno.json"],
+)  # fmt: skip
+def test_a_manifest_declares_a_package(name):
+    assert foreign._MANIFEST.search(f"packages/a/{name}")
 
 
 def test_a_reopened_engine_reads_the_folders_of_the_file_now_there(repo, tmp_path):

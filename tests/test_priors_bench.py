@@ -28,3 +28,15 @@ def test_only_the_variants_that_leave_them_ignore_the_folders(tmp_path, capsys):
     rows = {line.split(" | ")[0]: line for line in capsys.readouterr().out.splitlines()}
     assert "| 1.000 / 1.000 |" in rows["| current"]
     assert "0.631 / 0.500" in rows["| current without foreign folders"]
+
+
+def test_an_older_save_without_folders_is_read(tmp_path, capsys):
+    candidates = {"pix": [["lib/fmt/format.h", 1.0], ["src/log.cc", 0.6]]}
+    saved = tmp_path / "old.json"
+    saved.write_text(json.dumps({"spdlog": [[["src/log.cc"], candidates]]}))
+    variants = "current,current without foreign folders"
+    priors_bench.main(["--load", str(saved), "--systems", "pix", "--variants", variants])
+    captured = capsys.readouterr()
+    rows = {line.split(" | ")[0]: line for line in captured.out.splitlines()}
+    assert "0.631 / 0.500" in rows["| current"]  # no folders recorded: none applied
+    assert "no foreign folders" in captured.err

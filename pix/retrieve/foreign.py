@@ -7,7 +7,9 @@ A copied library often sits in a folder with no vendoring name: spdlog keeps fmt
 is not the repository's own. So a folder below the top that holds a license text (`LICENSE`,
 `COPYING.LIB`, `fmt.license.rst`) whose content differs from every license at the top, and no
 package manifest of its own (a monorepo's packages carry theirs, often with the top's license
-again: mobx, fzf's `src/LICENSE`), is foreign: its source files take the vendored role's factor
+again: mobx, fzf's `src/LICENSE`), is foreign, unless it holds more than half the snapshot's
+files (the project itself, whatever its license says) or has a role by its path already
+(`vendor/`, `docs/`): its source files take the vendored role's factor
 (pix.retrieve.priors), as `vendor/` and `third_party/` do by name. A repository with no license
 at its top has nothing to compare against and no foreign folder.
 
@@ -24,23 +26,22 @@ import re
 
 import apsw
 
+from pix.ingest.languages import language_for_path
 from pix.retrieve.hits import Hit, order, revised
 from pix.retrieve.priors import ROLE_FACTORS, path_role
 
 ROLE = "vendored"
 
 # A license text by its file name: `LICENSE`, `LICENSE-MIT`, `COPYING.LESSER`, `COPYING3`,
-# `LICENSE_1_0.txt`, `UNLICENSE`, or a name before it (`fmt.license.rst`, `APPDIRS_LICENSE`);
-# never code about licenses (`license.go`, `license_test.py`: _CODE). Not `COPYRIGHT`: pylint's
+# `LICENSE_1_0.txt`, `UNLICENSE`, or a name before it (`fmt.license.rst`, `APPDIRS_LICENSE`),
+# that pix reads as prose (`text`, `markdown`, `rst`: never code about licenses, `license.go`,
+# `License.vue`), and no tool about licenses (`bin/license-check`). Not `COPYRIGHT`: pylint's
 # `script/copyright.txt` is the header its own files carry.
 _LICENSE = re.compile(
     r"(^|/)([\w-]+[-_.])?(licen[cs]es?|copying|unlicense)\d*([-_.][\w.+-]*)?$", re.I
 )
-_CODE = re.compile(
-    r"\.(py|go|rs|c|h|cc|cpp|hpp|js|mjs|ts|tsx|jsx|java|kt|rb|php|cs|swift|scala|ex|exs|lua|hs"
-    r"|sh|pl|json|ya?ml|toml|xml)$|(^|/)[^/]*(licen[cs]es?|copying)[-_.]?(test|spec)",
-    re.I,
-)
+_TOOL = re.compile(r"(licen[cs]es?|copying)[-_.]?(test|spec|check|tool|gen)", re.I)
+_PROSE = frozenset({"text", "markdown", "rst"})
 # A package of the repository's own declares itself: a folder with one of these is not a copy.
 _MANIFEST = re.compile(
     r"(^|/)(package\.json|cargo\.toml|pyproject\.toml|setup\.py|setup\.cfg|go\.mod"
@@ -69,7 +70,11 @@ FILE_COUNT = "SELECT count(*) FROM snapshot_file WHERE snapshot_id = ?"
 
 
 def license_text(path: str) -> bool:
-    return bool(_LICENSE.search(path)) and not _CODE.search(path)
+    return (
+        bool(_LICENSE.search(path))
+        and language_for_path(path) in _PROSE
+        and not _TOOL.search(path.rpartition("/")[2])
+    )
 
 
 def folders(conn: apsw.Connection, snapshot_id: int) -> tuple[str, ...]:
