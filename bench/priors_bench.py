@@ -137,11 +137,10 @@ def foreign_of(engine: QueryEngine, at: str | None) -> list[str]:
 
 
 def rerank(files: list, role: Role, factors: dict[str, float], folders=()) -> list[str]:
-    def role_of(path: str) -> str:
-        got = role(path)
-        return foreign.ROLE if got == "source" and foreign.inside(path, folders) else got
-
-    scored = [(score * factors.get(role_of(path), 1.0), path) for path, score in files]
+    scored = [
+        (score * factors.get(foreign.role_of(path, role(path), folders), 1.0), path)
+        for path, score in files
+    ]
     scored.sort(key=lambda item: (-item[0], item[1]))
     return [path for _, path in scored[:10]]
 

@@ -86,6 +86,8 @@ def folders(conn: apsw.Connection, snapshot_id: int) -> tuple[str, ...]:
         for p, sha in conn.execute(LICENSE_CANDIDATES, {"snapshot": snapshot_id})
         if license_text(p)
     ]
+    # A folder with a role by its path (`vendor/`, `docs/`, `tests/`) gives it to its files
+    # already: the role of a file in it is the folder's.
     candidates = [f for f in foreign_candidates(licenses) if path_role(f + "/x") == "source"]
     if not candidates:
         return ()
@@ -109,22 +111,24 @@ def foreign_candidates(licenses: list[tuple[str, str]]) -> list[str]:
     return sorted({p.rpartition("/")[0] for p, sha in licenses if "/" in p and sha not in top})
 
 
-def inside(path: str, found: tuple[str, ...]) -> bool:
-    return any(path.startswith(folder + "/") for folder in found)
+def role_of(path: str, role: str, found: tuple[str, ...]) -> str:
+    """The role of the file at `path`, given the one its path gives: a source file in a
+    foreign folder is vendored, any other role is kept (a copy's tests are tests)."""
+    if role == "source" and any(path.startswith(folder + "/") for folder in found):
+        return ROLE
+    return role
 
 
 def weigh(hits: list[Hit], found: tuple[str, ...], priors: bool) -> list[Hit]:
     """`hits` with the source files of the foreign folders in the vendored role, their score
-    times its factor (with priors), in the fused order again. A file another rule names
-    (a test, docs) keeps that role."""
+    times its factor (with priors), in the fused order again."""
     if not found:
         return hits
     factor = ROLE_FACTORS[ROLE] / ROLE_FACTORS["source"] if priors else 1.0
     out = [
-        revised(h, role=ROLE, score=h.score * factor)
-        if h.role == "source" and inside(h.path, found)
-        else h
+        h if (role := role_of(h.path, h.role, found)) == h.role
+        else revised(h, role=role, score=h.score * factor)
         for h in hits
-    ]
+    ]  # fmt: skip
     out.sort(key=order)
     return out
