@@ -431,7 +431,7 @@ def _where(options: dict) -> dict:
 
 
 def _workspace(workspace: Path | None, dbs: list[Path] | None):
-    from pix.shards import workspace_from
+    from pix.workspace import workspace_from
 
     return workspace_from(str(workspace) if workspace else None, [str(d) for d in dbs or []])
 

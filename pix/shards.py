@@ -51,7 +51,7 @@ from dataclasses import dataclass, field, replace
 
 import apsw
 
-from pix.errors import PixError, UsageError, as_pix_error
+from pix.errors import PixError, as_pix_error
 from pix.output.budget import apply_budget
 from pix.output.result import Result, hydrate, project, shown_lines
 from pix.output.shown import Redactions
@@ -584,17 +584,3 @@ def query_workspace(
         return query_shards(shards, request, repos, reveal)
     finally:
         shards.close()
-
-
-def workspace_from(workspace: str | None, dbs: list[str] | None) -> Workspace | None:
-    """The workspace that `--workspace W` or several `--db` name; None for one database
-    (the single-repository path, unchanged)."""
-    from pix.workspace import from_databases, load_workspace
-
-    if workspace is not None and dbs:
-        raise UsageError("--workspace and --db are exclusive: list the databases in W")
-    if workspace is not None:
-        return load_workspace(workspace)
-    if dbs and len(dbs) > 1:
-        return from_databases(dbs)
-    return None

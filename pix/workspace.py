@@ -168,3 +168,15 @@ def _default_name(root: Path | None, db: Path) -> str:
         raw = db.name.removesuffix(".db").removesuffix(".pix")
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", raw).lstrip("._-")[:100]
     return name or raw
+
+
+def workspace_from(workspace: str | None, dbs: list[str] | None) -> Workspace | None:
+    """The workspace that `--workspace W` or several `--db` name; None for one database
+    (the single-repository path, unchanged)."""
+    if workspace is not None and dbs:
+        raise UsageError("--workspace and --db are exclusive: list the databases in W")
+    if workspace is not None:
+        return load_workspace(workspace)
+    if dbs and len(dbs) > 1:
+        return from_databases(dbs)
+    return None
