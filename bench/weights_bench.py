@@ -10,9 +10,12 @@ missing database is named and its set skipped) and prints nDCG@10 / MRR@10 per s
 variant beside pix as it ships, with the difference.
 
 A SPEC is comma-separated assignments, each `[WHEN:]NAME=VALUE`:
-- `question.dense=0.75`: the route's weight of a channel for a query shape (pix/retrieve/route.py
+- `question.dense=0.5`: the route's weight of a channel for a query shape (pix/retrieve/route.py
   WEIGHTS; `*` for every shape);
-- `standout.dense=0.6`: a channel's standing-out factor (pix/retrieve/rank.py STANDOUT).
+- `standout.dense=0.6`: a channel's standing-out factor (pix/retrieve/rank.py STANDOUT);
+- `reading.question=0.75`: dense's weight for a shape in the refinement's second pass, where the
+  transformer reads the first pass's best candidates (route.READING; `question.dense` sets its
+  weight over the whole corpus only, so static-only it changes nothing).
 WHEN limits an assignment to the question- and keyword-shaped queries that read as a change
 description (`change:`: an imperative verb first, `Fix ...`, `Add ...`, or a component prefix,
 `router: ...`; see is_change) or to the others (`plain:`): commit subjects are mostly the first,
@@ -59,8 +62,10 @@ def parse_spec(spec: str) -> list[tuple[str | None, str, str, float]]:
         table, dot, key = name.partition(".")
         if not (eq and dot) or when not in ("", "change", "plain"):
             raise SystemExit(f"weights_bench: cannot read {part!r} (see --help)")
-        if table != "standout" and table != "*" and table not in route.WEIGHTS:
+        if table not in ("standout", "reading", "*") and table not in route.WEIGHTS:
             raise SystemExit(f"weights_bench: no query shape or table {table!r} in {part!r}")
+        if table == "reading" and key not in route.WEIGHTS:
+            raise SystemExit(f"weights_bench: no query shape {key!r} in {part!r}")
         out.append((when or None, table, key, float(value)))
     return out
 
@@ -72,12 +77,15 @@ def applied(assignments: list[tuple[str | None, str, str, float]]) -> Iterator[N
     until the block ends (the bench asks one query at a time)."""
     weights = {shape: dict(w) for shape, w in route.WEIGHTS.items()}
     standout = dict(rank.STANDOUT)
+    reading = dict(route.READING)
     original = pix.query.route
 
     def routed(query: str, channels: list[str] | None = None) -> route.Route:
         for shape, w in weights.items():
             route.WEIGHTS[shape] = dict(w)
         rank.STANDOUT.update(standout)
+        route.READING.clear()
+        route.READING.update(reading)
         shape = route.shape_of(query)
         kind = ("change" if is_change(query) else "plain") if shape in NL_SHAPES else None
         for when, table, key, value in assignments:
@@ -85,6 +93,9 @@ def applied(assignments: list[tuple[str | None, str, str, float]]) -> Iterator[N
                 continue
             if table == "standout":
                 rank.STANDOUT[key] = value
+                continue
+            if table == "reading":
+                route.READING[key] = value
                 continue
             for name in route.WEIGHTS if table == "*" else [table]:
                 route.WEIGHTS[name][key] = value
@@ -98,6 +109,8 @@ def applied(assignments: list[tuple[str | None, str, str, float]]) -> Iterator[N
         route.WEIGHTS.update(weights)
         rank.STANDOUT.clear()
         rank.STANDOUT.update(standout)
+        route.READING.clear()
+        route.READING.update(reading)
 
 
 def corpus(name: str, variant: str) -> tuple[Path, Path, list[dict]]:

@@ -32,7 +32,7 @@ from pix.retrieve.evidence import embed_query, embed_static
 from pix.retrieve.hits import Hit
 from pix.retrieve.knn import WarmVectors
 from pix.retrieve.rank import arrange, carried, rescore
-from pix.retrieve.route import Route, route
+from pix.retrieve.route import Route, reading, route
 from pix.retrieve.search import DEPTH, RRF_K, register_functions, search
 from pix.snapshot import (
     Originals,
@@ -365,6 +365,8 @@ def retrieve(
         hits, refined = refine.second_pass(
             engine, request, r, snapshot.id, hits, vector, static_vector, paths, whole, warnings
         )
+        if refined:  # the hits are the second pass's: the lifts and --explain weigh as it did
+            r = reading(r)
     if r.weights["dense"] > 0:
         static_searched = static if static_vector is not None else 0
         # Searchable, yet no vector: the static tier knows none of the question's words.

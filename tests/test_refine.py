@@ -16,7 +16,7 @@ from pix.index import index_repository
 from pix.ingest import embed
 from pix.ingest.vectors import embed_pending
 from pix.query import QueryEngine, QueryRequest, retrieve
-from pix.retrieve import refine
+from pix.retrieve import refine, route
 from pix.retrieve.refine import coverage_warning
 from pix.store import open_store
 
@@ -55,15 +55,19 @@ def repos(tmp_path_factory, embedder) -> tuple[Path, Path]:
 
 
 def hits_of(root: Path, question: str, top: int | None = None, **options):
+    warnings: list[str] = []
+    found = retrieval(root, question, top, warnings, **options)
+    return found.hits, warnings
+
+
+def retrieval(root: Path, question: str, top: int | None = None, warnings=None, **options):
     engine = QueryEngine(cwd=str(root))
     if top is not None:
         engine.refine_top = top
     try:
-        warnings: list[str] = []
         request = QueryRequest(question, mode="chunk", **options)
         with engine.store.read():
-            found = retrieve(engine, request, warnings)
-        return found.hits, warnings
+            return retrieve(engine, request, [] if warnings is None else warnings)
     finally:
         engine.close()
 
@@ -115,6 +119,44 @@ def test_embedded_and_refined_chunks_mix_at_the_full_index_distances(half, repos
     rank = sorted(dense, key=lambda place: dense[place]["rank"])
     assert rank == sorted(dense, key=lambda place: -theirs[place]["dense"]["score"])
     assert any("on the spot" in w for w in warnings)
+
+
+def test_the_transformer_weighs_more_as_a_reader_of_the_first_pass(half, repos):
+    """Its nearest chunks of the whole corpus weigh route.DENSE; read on the spot, the first
+    pass's best candidates weigh READING (the embedded chunks among them too)."""
+    static, full = repos
+    assert route.DENSE < route.READING["question"] == route.READING["keywords"]
+    for root, weight in (
+        (full, route.DENSE),
+        (static, route.READING["question"]),
+        (half, route.READING["question"]),
+    ):
+        found = retrieval(root, QUESTION)
+        assert dense_weights(found.hits) == {weight}, root
+        # the lifts' ceiling and --explain read the route the hits were scored by
+        assert found.route.weights["dense"] == weight, root
+
+
+@pytest.mark.parametrize(
+    ("query", "channels", "dense"),
+    [
+        (QUESTION, None, 1.0),
+        ("warm today", None, 1.0),  # keywords
+        (QUESTION, ["bm25"], 0.0),  # a channel the query turned off stays off
+        ("how to send mail in python", None, None),  # a how-to keeps its own weight
+        ("send_mail", None, None),  # so does an identifier
+    ],
+)
+def test_the_reading_route(query, channels, dense):
+    first = route.route(query, channels)
+    second = route.reading(first)
+    expected = first.weights["dense"] if dense is None else dense
+    assert second.weights == {**first.weights, "dense": expected}
+    assert second.shape == first.shape
+
+
+def dense_weights(hits) -> set[float]:
+    return {h.channels["dense"]["weight"] for h in hits if "dense" in h.channels}
 
 
 def test_only_the_best_candidates_are_read(repos):

@@ -112,7 +112,7 @@ def test_route_restricts_channels():
 def test_howto_weighs_bm25_below_dense():
     r = route("python merge two dicts")
     assert r.shape == "howto"
-    assert r.weights["bm25"] < r.weights["dense"] == WEIGHTS["question"]["dense"]
+    assert r.weights["bm25"] < r.weights["dense"] == WEIGHTS["howto"]["dense"] == 1.0
 
 
 @pytest.mark.parametrize(

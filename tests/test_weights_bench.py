@@ -33,7 +33,18 @@ def test_a_variant_changes_only_the_queries_it_names_and_is_undone():
     assert route.WEIGHTS == before and rank.STANDOUT == standout
 
 
-@pytest.mark.parametrize("spec", ["question.dense", "sometimes:question.dense=1", "nope.dense=1"])
+def test_a_reading_variant_sets_the_second_pass_weight_and_is_undone():
+    reading = dict(route.READING)
+    with weights_bench.applied(weights_bench.parse_spec("reading.question=0.5")):
+        first = pix.query.route("how does the pane get resized on a crash")
+        assert first.weights["dense"] == route.DENSE  # the whole corpus's weight is left alone
+        assert route.reading(first).weights["dense"] == 0.5
+    assert route.READING == reading
+
+
+@pytest.mark.parametrize(
+    "spec", ["question.dense", "sometimes:question.dense=1", "nope.dense=1", "reading.nope=1"]
+)
 def test_a_spec_it_cannot_read_is_refused(spec):
     with pytest.raises(SystemExit, match="weights_bench"):
         weights_bench.parse_spec(spec)

@@ -28,10 +28,11 @@ Which definitions count: chunks of every role but docs that define the name
 How much: a query that is only names and words about definitions (`where is X defined`, `the
 X class`, `find X`) lifts the defining chunks above every other chunk, as the phrase step does
 (pix.retrieve.lift.above_all), and there a declared name (a constant, a field, an enum member:
-`symbol.declared`) counts as a definition; a name inside a longer question adds EMBEDDED (in
-dense weights, at rank 1) to the chunks defining it, declarations left out: a constant named in
-a sentence (`fix basicAuth's realm`) rarely says where the change goes (on the language sets
-counting them cost hono 0.011 nDCG@10, the mean 0.002; the symbol lookups lost nothing).
+`symbol.declared`) counts as a definition; a name inside a longer question adds EMBEDDED (a
+rank 1 at weight 1.0, as BM25's first chunk of a question) to the chunks defining it,
+declarations left out: a constant named in a sentence (`fix basicAuth's realm`) rarely says
+where the change goes (on the language sets counting them cost hono 0.011 nDCG@10, the mean
+0.002; the symbol lookups lost nothing).
 """
 
 from __future__ import annotations
@@ -225,7 +226,7 @@ def find(
 
 def definition_weight(route: Route, priors: bool, alone: bool, weighed: bool = False) -> float:
     """Above every chunk for a query of names alone (`weighed`: the history prior weighs
-    it), a dense rank 1's worth inside a longer question."""
+    it), a rank 1's worth at weight 1.0 inside a longer question."""
     if not alone:
         return EMBEDDED
     return lift.above_all(route.weights, priors, weighed, tested.most_share(priors))

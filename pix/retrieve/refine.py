@@ -9,7 +9,8 @@ the spot (each text alone, as `pix index` embeds it, so the vectors are the ones
 store) and the statement runs again with them in the dense channel, beside the chunks that
 have their vectors already, at distances computed as vec0 computes them
 (pix/retrieve/knn.py). A refined chunk leaves the static channel: a chunk is searched by one
-tier, as in the database.
+tier, as in the database. In this pass a question's dense channel weighs route.READING, more
+than over the whole corpus: here it mostly orders what the first pass found.
 
 On static-only databases of the development sets this brought pix to within a few hundredths
 of what it answers with every chunk embedded, above it on most (bench/README.md,
@@ -31,7 +32,7 @@ from pix.ingest.embed import Embedder, quantize
 from pix.retrieve.evidence import embed_query
 from pix.retrieve.hits import Hit
 from pix.retrieve.knn import matrix_of, nearest
-from pix.retrieve.route import Route
+from pix.retrieve.route import Route, reading
 from pix.retrieve.search import search
 from pix.store import content, sql
 
@@ -151,8 +152,8 @@ def second_pass(
         return hits, 0
     near, refined = found
     again = search(
-        store, snapshot_id, request.query, route, vector, paths, request.fusion, request.priors,
-        static_vector, whole, engine.depth, near,
+        store, snapshot_id, request.query, reading(route), vector, paths, request.fusion,
+        request.priors, static_vector, whole, engine.depth, near,
     )  # fmt: skip
     return again, refined
 

@@ -32,11 +32,23 @@ SQL_CHANNELS = CHANNELS[:5]
 # commit sets (bench/devbench.py --static-only), weighing it as dense scored a mean nDCG@10 /
 # MRR@10 of 0.647 / 0.621, below no static channel at all (0.658 / 0.638); 0.5 gave 0.663 /
 # 0.642, 0.25 0.666 / 0.648. The static table is a weak judge of code, so it may add a vote,
-# never outvote BM25. Once a chunk has its transformer vector, dense counts in full.
+# never outvote BM25. Once a chunk has its transformer vector, it is searched by dense instead.
 STATIC = 0.25
 # log: the files that past commits of matching subjects changed (pix/retrieve/commit_log.py),
 # for the shapes a change description takes.
 LOG = 0.5
+# dense for questions and keywords: the transformer's nearest chunks of the whole corpus weigh
+# DENSE, and READING in the refinement's second pass (pix/retrieve/refine.py), which runs only
+# while some of the first pass's best candidates have no vector: there the transformer reads
+# those candidates, and on a database that is fully static its votes fall only on chunks the
+# other channels found (partly embedded, the first pass's dense candidates count at READING too;
+# not measured). Measured with every chunk embedded (bench/weights_bench.py, bench/README.md
+# "forty-first session"): 0.75 against 1.0 lifts the 14 language sets' mean nDCG@10 / MRR@10 by
+# 0.004 / 0.004, questions-more by 0.006 / 0.006 and the five commitloc-more sets by 0.008 on
+# average, and costs the 480 developers' questions 0.002 / 0.001; in the second pass of
+# static-only databases 0.75 cost requests 0.013 / 0.018 and questions-more 0.004 / 0.006.
+DENSE = 0.75
+READING: dict[str, float] = {"question": 1.0, "keywords": 1.0}
 WEIGHTS: dict[str, dict[str, float]] = {
     "path": {"dense": 0.5, "static": STATIC, "bm25": 0.5, "ident": 0.5, "path": 2.0},
     "identifier": {"dense": 0.5, "static": STATIC, "bm25": 1.0, "ident": 1.5, "path": 0.5},
@@ -44,7 +56,7 @@ WEIGHTS: dict[str, dict[str, float]] = {
     # pix/retrieve/component.py); a query that names none leaves the channel empty. 1.0
     # measured against 0.5, 1.5 and 2.0 on the 14 language commit sets (bench/README.md).
     "keywords": {
-        "dense": 1.0,
+        "dense": DENSE,
         "static": STATIC,
         "bm25": 1.0,
         "ident": 0.5,
@@ -53,7 +65,7 @@ WEIGHTS: dict[str, dict[str, float]] = {
         "log": LOG,
     },
     "question": {
-        "dense": 1.0,
+        "dense": DENSE,
         "static": STATIC,
         "bm25": 1.0,
         "ident": 0.25,
@@ -167,6 +179,14 @@ def names_language(query: str) -> bool:
         and not _VERSION.match(text, word.end())
         for word in _WORD.finditer(text)
     )
+
+
+def reading(first: Route) -> Route:
+    """The route of a refined second pass: dense at its READING weight for the query's shape
+    (a channel the query turned off stays off)."""
+    if not first.weights.get("dense") or first.shape not in READING:
+        return first
+    return Route(first.shape, {**first.weights, "dense": READING[first.shape]})
 
 
 def route(query: str, channels: list[str] | None = None) -> Route:
