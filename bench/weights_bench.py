@@ -15,7 +15,8 @@ A SPEC is comma-separated assignments, each `[WHEN:]NAME=VALUE`:
 - `standout.dense=0.6`: a channel's standing-out factor (pix/retrieve/rank.py STANDOUT);
 - `reading.question=0.75`: dense's weight for a shape in the refinement's second pass, where the
   transformer reads the first pass's best candidates (route.READING; `question.dense` sets its
-  weight over the whole corpus only, so static-only it changes nothing).
+  weight over the whole corpus only, so static-only any value above 0 changes nothing: 0 turns
+  the channel, and so the refinement, off).
 WHEN limits an assignment to the question- and keyword-shaped queries that read as a change
 description (`change:`: an imperative verb first, `Fix ...`, `Add ...`, or a component prefix,
 `router: ...`; see is_change) or to the others (`plain:`): commit subjects are mostly the first,

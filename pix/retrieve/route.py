@@ -9,7 +9,8 @@ Shapes, checked in this order (issue first):
 - keywords:   one to three plain words (`redirect cookies`)
 - question:   anything longer, natural language (`why are cookies lost on redirect`)
 
-The weights are the whole policy, in one table, measured on the development set
+The weights are the whole policy, in one table (and READING, dense's weight in the
+refinement's second pass), measured on the development set
 (bench/quality.py). Dense understands phrasing (static is its stand-in, for chunks the
 transformer has not embedded yet); BM25 matches words; ident matches definition names and their
 parts; path matches path components.
@@ -28,8 +29,10 @@ CHANNELS = ("dense", "static", "bm25", "ident", "path", "evidence", "component",
 SQL_CHANNELS = CHANNELS[:5]
 
 # static is the transformer's stand-in on the chunks it has not embedded yet (a chunk has one of
-# the two vectors, never both). It weighs a quarter of dense: measured static-only on the 16
-# commit sets (bench/devbench.py --static-only), weighing it as dense scored a mean nDCG@10 /
+# the two vectors, never both). It weighs a quarter of READING, the dense weight it meets on a
+# static-only database (a third of a question's DENSE on a partly embedded one): measured
+# static-only on the 16 commit sets (bench/devbench.py --static-only), weighing it as dense
+# scored a mean nDCG@10 /
 # MRR@10 of 0.647 / 0.621, below no static channel at all (0.658 / 0.638); 0.5 gave 0.663 /
 # 0.642, 0.25 0.666 / 0.648. The static table is a weak judge of code, so it may add a vote,
 # never outvote BM25. Once a chunk has its transformer vector, it is searched by dense instead.
