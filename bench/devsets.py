@@ -482,9 +482,9 @@ def question_problems(rows: list[dict], trees: dict[str, set[str]] | None = None
 def check_questions(name: str = "questions") -> list[str]:
     _, rows = load_set(name)
     trees = {}
-    for name in dict.fromkeys(r["set"] for r in rows):
-        meta, _ = load_set(name)
-        trees[name] = set(tree_files(devcorpora.mirror(meta["repo"]), meta["pinned_commit"]))
+    for repo in dict.fromkeys(r["set"] for r in rows):
+        meta, _ = load_set(repo)
+        trees[repo] = set(tree_files(devcorpora.mirror(meta["repo"]), meta["pinned_commit"]))
     return question_problems(rows, trees)
 
 

@@ -153,9 +153,8 @@ def with_folders(row: list) -> list:
 
 def collect(names: list[str], systems: list[str], folder: str | None) -> dict[str, list]:
     """set -> [(gold, {system: candidates}, the foreign folders of the query's snapshot)] for
-    every query of every set. `folder`: read the
-    databases there instead of this indexer's cache (priors are query-side, so a database
-    another chunker built measures them too)."""
+    every query of every set. `folder`: read the databases there instead of this indexer's
+    cache (priors are query-side, so a database another chunker built measures them too)."""
     if folder:
         run = devbench.Run(Path(folder), False, False, set(), 0, static_only=True)
     else:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
 
 import apsw
 import numpy as np
@@ -52,6 +53,9 @@ CHANGED_PATHS_SHOWN = 20  # in `refreshed`, after an automatic refresh
 SHOWN_CHARS_KEPT = 16 << 20  # the file texts a warm engine keeps
 
 
+T = TypeVar("T")
+
+
 class QueryEngine:
     """An open database plus, once needed, the model: what a long-lived server keeps warm."""
 
@@ -79,8 +83,8 @@ class QueryEngine:
         self._shown: dict[str, ShownFile] = {}
         self._originals = Originals(self.store, self.target)
         self._shown_chars = 0
-        self._counts: tuple[tuple[int, int], tuple[int, int, int], bool] | None = None
-        self._foreign: tuple[tuple[int, int], tuple[str, ...]] | None = None
+        # What _per_version keeps: name -> ((snapshot id, data_version), value).
+        self._kept: dict[str, tuple[tuple[int, int], Any]] = {}
         # Candidates per channel: what `pix query` ranks; a workspace may ask fewer of each
         # shard (pix.shards.ShardSet depth).
         self.depth = DEPTH
@@ -91,33 +95,44 @@ class QueryEngine:
         self.refine_top = refine.REFINE_TOP
         self.refined = refine.RefinedVectors()
 
-    def snapshot_counts(self, snapshot_id: int) -> tuple[int, int, int]:
-        """(chunks, embedded, static) of a snapshot, kept until the file changes (PRAGMA
-        data_version moves when another connection commits): counting costs 10-40 ms a query
-        on a 10,000-chunk database, as much as a channel. Call it inside a read."""
-        version = self.store.conn.execute("PRAGMA data_version").fetchone()[0]
-        key = (snapshot_id, version)
-        if self._counts is None or self._counts[0] != key:
+    def _per_version(self, name: str, snapshot_id: int, make: Callable[[], T]) -> T:
+        """What `make` says of a snapshot, kept under `name` until the file changes (PRAGMA
+        data_version moves when another connection commits). Call it inside a read."""
+        key = (snapshot_id, self.store.conn.execute("PRAGMA data_version").fetchone()[0])
+        kept = self._kept.get(name)
+        if kept is None or kept[0] != key:
+            kept = self._kept[name] = (key, make())
+        return kept[1]
+
+    def _counts(self, snapshot_id: int) -> tuple[tuple[int, int, int], bool]:
+        """(chunks, embedded, static) of a snapshot, and whether they are the database's:
+        counting costs 10-40 ms a query on a 10,000-chunk database, as much as a channel."""
+
+        def count() -> tuple[tuple[int, int, int], bool]:
             row = self.store.conn.execute(sql.SNAPSHOT_COUNTS, {"snapshot": snapshot_id})
             counts = tuple(row.fetchone())
             totals = tuple(self.store.conn.execute(sql.CHUNK_TOTALS).fetchone())
-            self._counts = (key, counts, counts == totals)  # type: ignore[assignment]
-        return self._counts[1]
+            return counts, counts == totals  # type: ignore[return-value]
+
+        return self._per_version("counts", snapshot_id, count)
+
+    def snapshot_counts(self, snapshot_id: int) -> tuple[int, int, int]:
+        """(chunks, embedded, static) of a snapshot, kept until the file changes. Call it
+        inside a read."""
+        return self._counts(snapshot_id)[0]
 
     def foreign_folders(self, snapshot_id: int) -> tuple[str, ...]:
-        """The snapshot's folders of someone else's code (pix/retrieve/foreign.py), kept as
-        snapshot_counts keeps its counts. Call it inside a read."""
-        key = (snapshot_id, self.store.conn.execute("PRAGMA data_version").fetchone()[0])
-        if self._foreign is None or self._foreign[0] != key:
-            self._foreign = (key, foreign.folders(self.store.conn, snapshot_id))
-        return self._foreign[1]
+        """The snapshot's folders of someone else's code (pix/retrieve/foreign.py), kept until
+        the file changes. Call it inside a read."""
+        return self._per_version(
+            "foreign", snapshot_id, lambda: foreign.folders(self.store.conn, snapshot_id)
+        )
 
     def whole_scope(self, snapshot_id: int) -> bool:
         """Whether the snapshot holds every chunk and every vector of the database (one
         snapshot, or all alike): then its scope needs no restricting (search_sql's WHOLE
         statements). Kept with snapshot_counts. Call it inside a read."""
-        self.snapshot_counts(snapshot_id)
-        return self._counts[2]  # type: ignore[index]
+        return self._counts(snapshot_id)[1]
 
     def reopen(self) -> None:
         """Open the database again (after an index run wrote to it, or when the file at the
@@ -134,8 +149,7 @@ class QueryEngine:
         self._shown.clear()
         self._originals = Originals(self.store, self.target)
         self._shown_chars = 0
-        self._counts = None  # a new connection's data_version starts again
-        self._foreign = None
+        self._kept.clear()  # a new connection's data_version starts again
         self.warm.drop()
 
     def shown(self, blob: str, path: str, reveal: bool = False) -> ShownFile:
@@ -362,11 +376,13 @@ def retrieve(
     readable = vector is not None or not embedded
     wanted = r.weights["dense"] > 0 and embedded < chunks and hits
     if engine.refine_top and readable and wanted:
+        second = reading(r)
         hits, refined = refine.second_pass(
-            engine, request, r, snapshot.id, hits, vector, static_vector, paths, whole, warnings
-        )
+            engine, request, second, snapshot.id, hits, vector, static_vector, paths, whole,
+            warnings,
+        )  # fmt: skip
         if refined:  # the hits are the second pass's: the lifts and --explain weigh as it did
-            r = reading(r)
+            r = second
     if r.weights["dense"] > 0:
         static_searched = static if static_vector is not None else 0
         # Searchable, yet no vector: the static tier knows none of the question's words.

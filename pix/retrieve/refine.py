@@ -32,7 +32,7 @@ from pix.ingest.embed import Embedder, quantize
 from pix.retrieve.evidence import embed_query
 from pix.retrieve.hits import Hit
 from pix.retrieve.knn import matrix_of, nearest
-from pix.retrieve.route import Route, reading
+from pix.retrieve.route import Route
 from pix.retrieve.search import search
 from pix.store import content, sql
 
@@ -131,9 +131,9 @@ def second_pass(
     whole: bool, warnings: list[str],
 ) -> tuple[list[Hit], int]:  # fmt: skip
     """The fused hits again with the best candidates' transformer vectors in the dense
-    channel, and how many the transformer read; the first pass's hits and 0 when none lacked
-    one. `vector`: the query's transformer vector, None if the first pass had none (nothing
-    was embedded)."""
+    channel, ranked by `route` (the second pass's: route.reading), and how many the transformer
+    read; the first pass's hits and 0 when none lacked one. `vector`: the query's transformer
+    vector, None if the first pass had none (nothing was embedded)."""
     try:
         embedder = engine.embedder()
     except PixError as exc:  # a static-only database answered without the model before
@@ -152,8 +152,8 @@ def second_pass(
         return hits, 0
     near, refined = found
     again = search(
-        store, snapshot_id, request.query, reading(route), vector, paths, request.fusion,
-        request.priors, static_vector, whole, engine.depth, near,
+        store, snapshot_id, request.query, route, vector, paths, request.fusion, request.priors,
+        static_vector, whole, engine.depth, near,
     )  # fmt: skip
     return again, refined
 

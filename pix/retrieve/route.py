@@ -32,10 +32,10 @@ SQL_CHANNELS = CHANNELS[:5]
 # the two vectors, never both). It weighs a quarter of READING, the dense weight it meets on a
 # static-only database (a third of a question's DENSE on a partly embedded one): measured
 # static-only on the 16 commit sets (bench/devbench.py --static-only), weighing it as dense
-# scored a mean nDCG@10 /
-# MRR@10 of 0.647 / 0.621, below no static channel at all (0.658 / 0.638); 0.5 gave 0.663 /
-# 0.642, 0.25 0.666 / 0.648. The static table is a weak judge of code, so it may add a vote,
-# never outvote BM25. Once a chunk has its transformer vector, it is searched by dense instead.
+# scored a mean nDCG@10 / MRR@10 of 0.647 / 0.621, below no static channel at all (0.658 /
+# 0.638); 0.5 gave 0.663 / 0.642, 0.25 0.666 / 0.648. The static table is a weak judge of code,
+# so it may add a vote, never outvote BM25. Once a chunk has its transformer vector, it is
+# searched by dense instead.
 STATIC = 0.25
 # log: the files that past commits of matching subjects changed (pix/retrieve/commit_log.py),
 # for the shapes a change description takes.
