@@ -141,6 +141,10 @@ def test_howto_weighs_bm25_below_dense():
         ("third_party/lib/tests/test_x.py", "vendored"),
         ("sphinx/themes/basic/static/jquery-3.5.1.js", "vendored"),
         ("astropy/extern/configobj/validate.py", "vendored"),
+        # a committed install tree (mobx keeps one under a package's preview/)
+        ("packages/plugin/preview/node_modules/plugin/index.js", "vendored"),
+        ("web/bower_components/jquery/dist/jquery.js", "vendored"),
+        ("src/node_module.js", "source"),
         ("src/external_api/client.py", "source"),
         ("static/bootstrap.4.6.2.min.css", "vendored"),
         ("web/assets/vendor-ui-2.0.0-beta.mjs", "vendored"),
