@@ -18,7 +18,8 @@ title counts TITLE_WEIGHT times in the meaning vectors; `images`: pasted screens
 `urls`: a link gives BM25's term selection only the file it points at; and `without outline`:
 the outline step of pix/retrieve/outline.py off; `without tested`: no test lends its score to
 the file it tests, pix/retrieve/tested.py; `without titled`: no bonus for a file the title
-names, pix/retrieve/titled.py). `--only` runs the variants
+names, pix/retrieve/titled.py; `without quoted`: no vote for the chunks holding a message the
+report quotes whole, pix/retrieve/phrase.py rank_quoted). `--only` runs the variants
 named (comma-separated labels). `--limits` reruns the full pipeline with other BM25 term caps,
 `--weights` with other weights of the issue route or other values of evidence.py's constants (a
 JSON list of changes: `[{"bm25": 1.5}, {"COMMON_SHARE": 0.02}]`). Databases are devbench's
@@ -44,7 +45,7 @@ from bench import devbench, devcorpora, metrics
 from bench.devbench import ISSUE_COLUMNS, ISSUELOC_REPOS, Table
 from bench.quality import rank_files
 from pix.query import QueryEngine
-from pix.retrieve import evidence, outline, route, tested, titled
+from pix.retrieve import evidence, outline, phrase, route, tested, titled
 from pix.store import search_sql
 
 ALL = evidence.STEPS
@@ -61,6 +62,7 @@ def variants(limits: list[int], weights: list[dict] = ()) -> dict[str, tuple]:
     out["without outline"] = (ALL, LIMIT, {"outline": False})
     out["without tested"] = (ALL, LIMIT, {"tested": False})
     out["without titled"] = (ALL, LIMIT, {"titled": False})
+    out["without quoted"] = (ALL, LIMIT, {"quoted": False})
     out["shape only"] = (frozenset({"shape"}), LIMIT, {})
     for limit in limits:
         if limit != LIMIT:
@@ -80,6 +82,7 @@ CONSTANTS = {name: getattr(evidence, name) for name in dir(evidence) if name.isu
 OUTLINE_SHAPES = outline.SHAPES
 TESTED_WEIGHT = tested.WEIGHT
 TITLED_WEIGHT = titled.WEIGHT
+QUOTED_WEIGHT = phrase.ISSUE_WEIGHT
 
 
 def set_steps(steps: frozenset, limit: int, weights: dict | None = None) -> None:
@@ -96,6 +99,10 @@ def set_steps(steps: frozenset, limit: int, weights: dict | None = None) -> None
     # with that weight
     named = weights.pop("titled", True)
     titled.WEIGHT = TITLED_WEIGHT if named is True else float(named)
+    # "quoted": False runs without the quoted messages (pix/retrieve/phrase.py rank_quoted), a
+    # number with that weight
+    quoted = weights.pop("quoted", True)
+    phrase.ISSUE_WEIGHT = QUOTED_WEIGHT if quoted is True else float(quoted)
     for name, value in CONSTANTS.items():
         setattr(evidence, name, weights.get(name, value))
     evidence.STEPS = steps

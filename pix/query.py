@@ -407,6 +407,10 @@ def retrieve(
             store, snapshot.id, request.query, r, hits, paths, request.fusion, request.priors,
             weighs,
         )  # fmt: skip
+    elif phrase.quoted_enabled(request.channels, r.shape):
+        hits, reports = phrase.rank_quoted(
+            store, snapshot.id, request.query, hits, paths, request.fusion, request.priors
+        )
     # After the lifts, so that a copy's chunk they found is weighed as one too.
     hits = foreign.weigh(hits, engine.foreign_folders(snapshot.id), request.priors)
     # Last, so that it weighs every chunk once, lifted ones too.
