@@ -411,6 +411,8 @@ def retrieve(
         hits, reports = phrase.rank_quoted(
             store, snapshot.id, request.query, hits, paths, request.fusion, request.priors
         )
+        if any(report["status"] == "matched" for report in reports):  # --explain's weights
+            r = Route(r.shape, {**r.weights, phrase.CHANNEL: phrase.ISSUE_WEIGHT})
     # After the lifts, so that a copy's chunk they found is weighed as one too.
     hits = foreign.weigh(hits, engine.foreign_folders(snapshot.id), request.priors)
     # Last, so that it weighs every chunk once, lifted ones too.

@@ -173,7 +173,8 @@ def ceiling(probe: ShardProbe, request: QueryRequest) -> float:
     fusion's units: rank 1 in every channel that has candidates there, the largest standing-out
     bonus, file evidence (pix.retrieve.rank.ceiling), an issue report's outline bonus (pix.
     retrieve.outline), a test's lent score (pix.retrieve.tested) and the bonus of a file an
-    issue report's title names (pix.retrieve.titled). Priors only shrink
+    issue report's title names (pix.retrieve.titled), and the vote of a message an issue
+    report quotes (pix.retrieve.phrase.quoted_weight). Priors only shrink
     scores. A shard where the definition or phrase step lifts a chunk exceeds it: such a
     shard is always ranked (`lifts`)."""
     r = route(request.query, request.channels)
@@ -183,6 +184,8 @@ def ceiling(probe: ShardProbe, request: QueryRequest) -> float:
             weights[channel] = 0.0
     if not component.names(request.query):  # nor a component channel with no component
         weights[component.CHANNEL] = 0.0
+    # An issue report's quoted messages add one vote, not a lift above everything.
+    weights[phrase.CHANNEL] = phrase.quoted_weight(request.channels, r.shape, request.query)
     most = lift.unit(rank.ceiling(weights), request.fusion)
     # A file gains its outline bonus, then a test's score, the test's own outline bonus in it,
     # then a share of the first file's score (all of that) if the title names it.

@@ -54,6 +54,7 @@ def ask_code(coupons):
         if answer and answer.isalnum():
             return answer
         print("Please enter a valid code (or just Enter to skip)")
+        print("Codes are eight letters or digits")
 '''
 USAGE = """# Usage
 
@@ -133,8 +134,36 @@ def test_the_file_printing_a_quoted_message_gains_a_vote(shop):
 
 
 def test_only_spans_of_three_words_or_more_count():
-    text = 'Title\nIt says "Enter skips" and `ask_code()` and "Please enter a valid code" here.\n'
+    text = 'Title\nIt says "unknown coupon" and "Please enter a valid code" here.\n'
+    # A two-word span is a phrase to the plain step, not to a report's vote.
+    assert [p.text for p in phrase.phrases_of(text)] == [
+        "Please enter a valid code",
+        "unknown coupon",
+    ]
     assert [p.text for p in phrase.issue_phrases(text)] == ["Please enter a valid code"]
+
+
+def test_a_chunk_quoted_twice_still_gets_one_vote(shop):
+    text = ISSUE.replace(
+        "A valid coupon code works.", 'Before that it said "Codes are eight letters or digits".'
+    )
+    answer = ask(shop, text, mode="file")
+    top = answer["results"][0]
+    vote = top["explain"]["channels"]["phrase"]
+    assert top["file"] == "shop/prompt.py"
+    assert vote["phrases"] == [  # longest first, as the spans are searched
+        "Please enter a valid code (or just Enter to skip)",
+        "Codes are eight letters or digits",
+    ]
+    assert vote["score"] == 1.0
+    assert vote["contribution"] == pytest.approx(1.0 / 61, abs=1e-6)
+    assert answer["explain"]["weights"]["phrase"] == phrase.ISSUE_WEIGHT
+
+
+def test_channels_without_phrase_leave_the_vote_out(shop):
+    answer = ask(shop, ISSUE, mode="file", channels=["bm25", "dense"])
+    assert all("phrase" not in r["explain"]["channels"] for r in answer["results"])
+    assert "phrase" not in answer["explain"]["weights"]
 
 
 def test_a_span_inside_an_html_comment_is_not_the_reporters(shop):

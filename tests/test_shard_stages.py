@@ -12,7 +12,7 @@ from conftest import GEOMETRY, TABLES, WEATHER, new_repo
 
 from pix.index import index_repository
 from pix.query import QueryRequest
-from pix.retrieve import outline, tested, titled
+from pix.retrieve import outline, phrase, tested, titled
 from pix.retrieve.route import route
 from pix.shard_probe import STAGE, ceiling, probe
 from pix.shards import ShardSet, merge, query_shards, shard_ranking
@@ -98,9 +98,9 @@ def test_no_score_exceeds_its_shards_ceiling(workspace, fusion, mode):
     untraced = "Hashing fails with a long salt\n\n" + "A salt of 300 characters is wrong.\n" * 12
     shards = ShardSet(load_workspace(workspace))
     nearest = 0.0
-    titled_seen = False
+    titled_seen = quoted_seen = False
     try:
-        for query in [*QUERIES, report, untraced]:
+        for query in [*QUERIES, report, untraced, QUOTING]:
             request = QueryRequest(query=query, mode=mode, top=10, no_content=True, fusion=fusion)
             for name, engine in shards.engines.items():
                 seen = probe(engine, request)
@@ -109,6 +109,7 @@ def test_no_score_exceeds_its_shards_ceiling(workspace, fusion, mode):
                 bound = ceiling(seen, request)
                 ranked = shard_ranking(engine, request).ranked
                 titled_seen |= any("titled" in hit.rank for hit in ranked)
+                quoted_seen |= any("phrase" in hit.channels for hit in ranked)
                 scores = [hit.score for hit in ranked]
                 assert max(scores, default=0.0) <= bound, (query, name)
                 nearest = max([nearest] + [s / bound for s in scores])
@@ -116,6 +117,31 @@ def test_no_score_exceeds_its_shards_ceiling(workspace, fusion, mode):
         shards.close()
     assert nearest > 0.3
     assert titled_seen  # the bound holds the titled step in either mode
+    assert quoted_seen  # and the vote of a message an issue report quotes
+
+
+# An issue report quoting two docstrings word for word (pix.retrieve.phrase.rank_quoted).
+QUOTING = (
+    'Flags are lost after a retry\n\nThe docs of parse_flags say "Parse the command line flags'
+    ' into a dict of option names and values." and those of retry say "Retry a failed request,'
+    ' waiting longer after each failure." but when the request is retried the flags parsed'
+    " before are gone.\n\nI pass --name=value on the command line, the first request fails,"
+    " retry waits and calls again, and the options dict it gets is empty.\n"
+)
+
+
+def test_a_shards_ceiling_allows_for_a_quoted_messages_vote(workspace, monkeypatch):
+    """The vote is one rank 1 at ISSUE_WEIGHT in every shard the report may quote."""
+    shards = ShardSet(load_workspace(workspace))
+    try:
+        request = QueryRequest(query=QUOTING, mode="file", top=10, no_content=True)
+        assert route(QUOTING).shape == "issue"
+        seen = probe(shards.engines["flags"], request)
+        with_vote = ceiling(seen, request)
+        monkeypatch.setattr(phrase, "ISSUE_WEIGHT", 0.0)
+        assert with_vote > ceiling(seen, request)
+    finally:
+        shards.close()
 
 
 def test_shards_left_out_by_their_ceiling_change_no_answer(workspace):

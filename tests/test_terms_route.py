@@ -144,6 +144,7 @@ def test_howto_weighs_bm25_below_dense():
         # a committed install tree (mobx keeps one under a package's preview/)
         ("packages/plugin/preview/node_modules/plugin/index.js", "vendored"),
         ("web/bower_components/jquery/dist/jquery.js", "vendored"),
+        ("app/jspm_packages/npm/lodash@4.17.21/lodash.js", "vendored"),
         ("src/node_module.js", "source"),
         ("src/external_api/client.py", "source"),
         ("static/bootstrap.4.6.2.min.css", "vendored"),

@@ -36,6 +36,10 @@ the number of the query's phrases it holds, and a weight that lifts any such chu
 chunk without one, whatever the path priors and the ranking stage: 1 + the most any chunk or
 file can score (pix.retrieve.rank.ceiling) / the smallest prior factor. Among themselves,
 phrase chunks keep the order their other evidence and priors give them.
+
+A whole issue report does not take the step (`enabled`) but a milder one (`rank_quoted`): its
+quoted spans of ISSUE_MIN_WORDS words or more give the chunks holding one a single vote in the
+same channel, a rank 1 at ISSUE_WEIGHT.
 """
 
 from __future__ import annotations
@@ -184,6 +188,15 @@ def quoted_enabled(channels: list[str] | None, shape: str) -> bool:
     return channels is None and shape == "issue"
 
 
+def quoted_weight(channels: list[str] | None, shape: str, query: str) -> float:
+    """The most the vote can add to a chunk (ISSUE_WEIGHT's rank 1) when the report quotes a
+    message that may count, else 0: what a workspace's shard ceilings allow for
+    (pix.shard_probe.ceiling)."""
+    if not (ISSUE_WEIGHT and quoted_enabled(channels, shape)):
+        return 0.0
+    return ISSUE_WEIGHT if issue_phrases(query) else 0.0
+
+
 def issue_phrases(query: str) -> list[Phrase]:
     """A report's quoted spans of ISSUE_MIN_WORDS words or more, longest first, read as the
     issue route reads the report (pix.retrieve.evidence.clean: no HTML comments, screenshots
@@ -201,8 +214,10 @@ def rank_quoted(
     fusion: str,
     priors: bool,
 ) -> tuple[list[Hit], list[dict]]:
-    """The issue report's quoted messages after fusion: the hits reordered (chunks holding
-    one gain ISSUE_WEIGHT's rank 1), and what each phrase found."""
+    """The issue report's quoted messages after fusion: the hits reordered (a chunk holding
+    one or more gains one rank 1 at ISSUE_WEIGHT: one vote however many it holds, so that
+    a report quoting eight messages of one file cannot outvote every channel), and what each
+    phrase found."""
     phrases = issue_phrases(query) if ISSUE_WEIGHT else []  # 0: the step is off
     if not phrases:
         return hits, []
@@ -213,7 +228,7 @@ def rank_quoted(
             lift.entry(
                 ISSUE_WEIGHT,
                 fusion,
-                len(ev.phrases),
+                1,
                 phrases=[phrases[i].text for i in sorted(ev.phrases)],
                 line=ev.line,
             ),
