@@ -138,8 +138,15 @@ def test_a_shards_ceiling_allows_for_a_quoted_messages_vote(workspace, monkeypat
         assert route(QUOTING).shape == "issue"
         seen = probe(shards.engines["flags"], request)
         with_vote = ceiling(seen, request)
+        # Channels named without `phrase` leave the vote out, and so does a report that
+        # quotes nothing of three words or more.
+        named = QueryRequest(query=QUOTING, mode="file", channels=["bm25", "dense"])
+        unquoted = QUOTING.replace('"', "")
+        plain = QueryRequest(query=unquoted, mode="file", top=10, no_content=True)
+        named_bound, plain_bound = ceiling(seen, named), ceiling(seen, plain)
         monkeypatch.setattr(phrase, "ISSUE_WEIGHT", 0.0)
         assert with_vote > ceiling(seen, request)
+        assert ceiling(seen, named) == named_bound and ceiling(seen, plain) == plain_bound
     finally:
         shards.close()
 
