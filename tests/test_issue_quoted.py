@@ -7,23 +7,17 @@ from contextlib import contextmanager
 
 import pytest
 from conftest import indexed_repo
+from test_issue_queries import COUPONS as SHOP_COUPONS
+from test_issue_queries import ask, files
 
-from pix.query import QueryEngine, QueryRequest
+from pix.query import QueryEngine
 from pix.retrieve import phrase
 from pix.retrieve.route import shape_of
 
-COUPONS = '''"""Coupons: a code that gives a percent discount on the cart total."""
-
-
-class Coupon:
-    def __init__(self, code, percent=10):
-        self.code = code
-        self.percent = percent
-
-    def discount_on(self, cart_total):
-        """The discount this coupon gives on a cart total."""
-        return cart_total * self.percent / 100
-
+# The shop's coupons (tests/test_issue_queries.py), with a code lookup: the report's words.
+COUPONS = (
+    SHOP_COUPONS
+    + '''
 
 def find_coupon(code, coupons):
     """The coupon of a code the customer typed, or None for an unknown code."""
@@ -37,6 +31,7 @@ def valid_code(code):
     """A coupon code is eight letters or digits."""
     return len(code) == 8 and code.isalnum()
 '''
+)
 PROMPT = '''"""Questions asked at the terminal."""
 
 
@@ -91,10 +86,6 @@ def shop(tmp_path_factory, embedder):
     engine.close()
 
 
-def ask(engine: QueryEngine, text: str, **options) -> dict:
-    return engine.query(QueryRequest(query=text, explain=True, no_content=True, **options))
-
-
 @contextmanager
 def weighing(weight: float):
     saved = phrase.ISSUE_WEIGHT
@@ -103,10 +94,6 @@ def weighing(weight: float):
         yield
     finally:
         phrase.ISSUE_WEIGHT = saved
-
-
-def files(response: dict) -> list[str]:
-    return [r["file"] for r in response["results"]]
 
 
 def test_the_file_printing_a_quoted_message_gains_a_vote(shop):
