@@ -28,8 +28,9 @@ never builds one: a repository whose database is missing, and an issue whose bas
 indexed in it, are skipped with a note on stderr.
 
 Latency: `--latency N` issues per repository, cut to 2,000 characters, each asked once with a
-warm engine (open, model loaded, another issue asked before), with and without the steps, in
-alternating order; the median and p90 in ms of the whole `QueryEngine.query` call.
+warm engine (open, model loaded, another issue asked before), with every step, with none and
+without the quoted messages, in turns (each issue starts with the next variant); the median and
+p90 in ms of the whole `QueryEngine.query` call.
 Progress on stderr, tables on stdout.
 """
 
@@ -153,7 +154,9 @@ def main(argv: list[str] | None = None) -> None:
         keep = args.only.split(",")
         todo = {k: v for k, v in todo.items() if k in keep or k.startswith(("weights", "BM25"))}
     runs: dict[str, list] = {label: [] for label in todo}
-    latency: dict[str, list[float]] = {"pix (every step)": [], "none (before)": []}
+    latency: dict[str, list[float]] = {
+        "pix (every step)": [], "none (before)": [], "without quoted": []
+    }  # fmt: skip
     for short in names:
         opened = open_repo(short, variant)
         if opened is None:
@@ -172,9 +175,9 @@ def main(argv: list[str] | None = None) -> None:
                 rank_files(engine, qs[-1]["query"][:2000], at=at[qs[-1]["base_commit"]])
         for n, q in enumerate(qs[: args.latency]):
             text = q["query"][:2000]
-            # Each issue is asked once per variant, first by turns, so neither variant gets
-            # the pages the other just read every time.
-            for label in labels if n % 2 == 0 else labels[::-1]:
+            # Each issue is asked once per variant, first by turns, so no variant gets the
+            # pages another just read every time.
+            for label in labels[n % len(labels) :] + labels[: n % len(labels)]:
                 set_steps(*variants([])[label])
                 t0 = time.perf_counter()
                 rank_files(engine, text, at=at[q["base_commit"]])

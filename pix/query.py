@@ -408,11 +408,11 @@ def retrieve(
             weighs,
         )  # fmt: skip
     elif phrase.quoted_enabled(request.channels, r.shape):
-        hits, reports = phrase.rank_quoted(
+        hits, reports, weight = phrase.rank_quoted(
             store, snapshot.id, request.query, hits, paths, request.fusion, request.priors
         )
-        if any(report["status"] == "matched" for report in reports):  # --explain's weights
-            r = Route(r.shape, {**r.weights, phrase.CHANNEL: phrase.ISSUE_WEIGHT})
+        if weight:  # --explain's weights show the vote, as the definition step's
+            r = Route(r.shape, {**r.weights, phrase.CHANNEL: weight})
     # After the lifts, so that a copy's chunk they found is weighed as one too.
     hits = foreign.weigh(hits, engine.foreign_folders(snapshot.id), request.priors)
     # Last, so that it weighs every chunk once, lifted ones too.

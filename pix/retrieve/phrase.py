@@ -215,29 +215,18 @@ def rank_quoted(
     paths: list[str] | None,
     fusion: str,
     priors: bool,
-) -> tuple[list[Hit], list[dict]]:
+) -> tuple[list[Hit], list[dict], float]:
     """The issue report's quoted messages after fusion: the hits reordered (a chunk holding
     one or more gains one rank 1 at ISSUE_WEIGHT: one vote however many it holds, so that
-    a report quoting eight messages of one file cannot outvote every channel), and what each
-    phrase found."""
+    a report quoting eight messages of one file cannot outvote every channel), what each
+    phrase found, and the channel's weight (0 when no chunk gained the vote)."""
     phrases = issue_phrases(query) if ISSUE_WEIGHT else []  # 0: the step is off
     if not phrases:
-        return hits, []
+        return hits, [], 0.0
     found, reports = find(store, snapshot_id, phrases, paths)
-    entries = {
-        key: (
-            ev,
-            lift.entry(
-                ISSUE_WEIGHT,
-                fusion,
-                1,
-                phrases=[phrases[i].text for i in sorted(ev.phrases)],
-                line=ev.line,
-            ),
-        )
-        for key, ev in found.items()
-    }
-    return lift.add_channel(hits, CHANNEL, entries, priors), [r.describe() for r in reports]
+    entries = _entries(found, phrases, ISSUE_WEIGHT, fusion, vote=True)
+    ranked = lift.add_channel(hits, CHANNEL, entries, priors)
+    return ranked, [r.describe() for r in reports], ISSUE_WEIGHT if entries else 0.0
 
 
 def _pattern(text: str) -> re.Pattern[str]:
@@ -325,21 +314,32 @@ def apply(
     """The fused list with the phrase channel added: chunks holding a phrase gain its
     contribution (those the other channels missed join the list), and the list is ordered again
     the way the retrieval statement orders it (score, path, line, chunk)."""
-    weight = phrase_weight(route, priors, weighed)
-    found = {
+    found = _entries(evidence, phrases, phrase_weight(route, priors, weighed), fusion)
+    return lift.add_channel(hits, CHANNEL, found, priors)
+
+
+def _entries(
+    evidence: dict[tuple[str, int], Evidence],
+    phrases: list[Phrase],
+    weight: float,
+    fusion: str,
+    vote: bool = False,
+) -> dict[tuple[str, int], tuple[Evidence, dict]]:
+    """Each holding chunk's phrase channel entry: rank 1 at `weight`, scored by how many of
+    the phrases it holds, or 1 however many for a `vote`."""
+    return {
         key: (
             ev,
             lift.entry(
                 weight,
                 fusion,
-                len(ev.phrases),
+                1 if vote else len(ev.phrases),
                 phrases=[phrases[i].text for i in sorted(ev.phrases)],
                 line=ev.line,
             ),
         )
         for key, ev in evidence.items()
     }
-    return lift.add_channel(hits, CHANNEL, found, priors)
 
 
 def rank_phrases(
