@@ -28,7 +28,7 @@ from pix.output.pathtext import path_sample
 from pix.output.result import hydrate, project, shown_lines
 from pix.output.shown import Redactions, ShownFile
 from pix.request import QueryRequest, check_request, filter_paths, unmatched_warnings
-from pix.retrieve import define, foreign, history, outline, phrase, refine, tested, titled
+from pix.retrieve import define, foreign, history, knn, outline, phrase, refine, tested, titled
 from pix.retrieve.evidence import embed_query, embed_static
 from pix.retrieve.hits import Hit
 from pix.retrieve.knn import WarmVectors
@@ -215,14 +215,23 @@ class QueryEngine:
 
         return all(self.store.meta(k) == v for k, v in static_identity().items())
 
-    def near(self, queries: dict[str, np.ndarray | None], k: int) -> dict[str, str] | None:
-        """Each channel's k nearest [chunk id, distance] from the warm matrices (a JSON array;
-        pix/retrieve/knn.py), or None while the engine is not warm. Call it inside a read."""
+    def near(
+        self, queries: dict[str, np.ndarray | None], k: int, snapshot_id: int,
+        paths: list[str] | None = None,
+    ) -> dict[str, str] | None:  # fmt: skip
+        """Each channel's k nearest [chunk id, distance] in the snapshot, at `paths` (None:
+        every path), from the warm matrices (a JSON array; pix/retrieve/knn.py), or None while
+        the engine is not warm. Call it inside a read."""
         conn = self.store.conn
         # data_version moves for other connections' commits, total_changes for this one's.
         data_version = conn.execute("PRAGMA data_version").fetchone()[0]
         version = (id(self.store), data_version, conn.total_changes())
-        return self.warm.candidates(conn, version, queries, k)
+        scope = knn.Scope(
+            snapshot=None if self.whole_scope(snapshot_id) else snapshot_id,
+            chunk_ids=lambda: knn.scope_chunk_ids(conn, snapshot_id, None),
+            within=None if paths is None else lambda: knn.scope_chunk_ids(conn, snapshot_id, paths),
+        )
+        return self.warm.candidates(conn, version, queries, k, scope)
 
     def query(
         self, request: QueryRequest, reveal: bool = False, auto_refresh: bool = False
@@ -364,8 +373,10 @@ def retrieve(
     paths, unmatched = filter_paths(store, snapshot.id, request.only_paths, request.ignore_paths)
     whole = paths is None and engine.whole_scope(snapshot.id)
     near = None
-    if whole and (vector is not None or static_vector is not None):
-        near = engine.near({"dense": vector, "static": static_vector}, engine.depth)
+    if vector is not None or static_vector is not None:
+        near = engine.near(
+            {"dense": vector, "static": static_vector}, engine.depth, snapshot.id, paths
+        )
     hits = search(
         store, snapshot.id, request.query, r, vector, paths, request.fusion, request.priors,
         static_vector, whole, engine.depth, near,

@@ -94,7 +94,7 @@ def probe(engine: QueryEngine, request: QueryRequest) -> ShardProbe | None:
         chunks, embedded, static = engine.snapshot_counts(snapshot.id)
         r = route(request.query, request.channels)
         vector, static_vector = query_vectors(engine, request.query, r, embedded, static)
-        meaning = _nearest(engine, {"dense": vector, "static": static_vector})
+        meaning = _nearest(engine, snapshot.id, {"dense": vector, "static": static_vector})
         lifts = _lifts(store, snapshot.id, request, r.shape)
         counts = term_counts(engine, request.query)
         return ShardProbe(snapshot, meaning, chunks, counts.df, counts.held, lifts)
@@ -103,12 +103,14 @@ def probe(engine: QueryEngine, request: QueryRequest) -> ShardProbe | None:
 SCANS = {"dense": search_sql.DENSE_SCAN, "static": search_sql.STATIC_SCAN}
 
 
-def _nearest(engine: QueryEngine, queries: dict[str, np.ndarray | None]) -> dict[str, float]:
+def _nearest(
+    engine: QueryEngine, snapshot_id: int, queries: dict[str, np.ndarray | None]
+) -> dict[str, float]:
     """Each channel's best cosine as its candidates score it (1 - distance): from the warm
     engine's matrices when it has them (the same rows), else from vec0's scan. A channel whose
     vector is None is off."""
     on = {name: vector for name, vector in queries.items() if vector is not None}
-    near = engine.near(dict(queries), 1) if on else None
+    near = engine.near(dict(queries), 1, snapshot_id) if on else None
     meaning = {}
     for channel, vector in on.items():
         if near is not None:

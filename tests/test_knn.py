@@ -20,6 +20,11 @@ from tests.test_query import FILES, QUERIES
 
 SCAN = {"dense": search_sql.DENSE_SCAN, "static": search_sql.STATIC_SCAN}
 GIVEN = search_sql.NEAR_FROM_JSON
+# The scan of the chunks in a scope (a JSON array of ids), as the scoped statement runs it.
+SCOPED_SCAN = {
+    name: scan.replace("AND k = ?", "AND k = ? AND chunk_id IN (SELECT value FROM json_each(?))")
+    for name, scan in SCAN.items()
+}
 INSERT = {"dense": sql.INSERT_VECTOR, "static": sql.INSERT_STATIC_VECTOR}
 DELETE = {
     "dense": "DELETE FROM chunk_vec WHERE chunk_id = ?",
@@ -60,6 +65,43 @@ def test_nearest_returns_the_scans_rows_in_the_scans_order(tmp_path, channel):
         store.close()
 
 
+@pytest.mark.parametrize("channel", ["dense", "static"])
+def test_a_scopes_nearest_are_the_scoped_scans_rows(tmp_path, channel):
+    # a snapshot's part of the table (read by key) and a path filter's part of either: the
+    # rows vec0 returns when the scan keeps only the scope's chunks, ties included
+    rng = np.random.default_rng(12)
+    pool = rng.integers(-127, 128, (9, DIMS[channel])).astype(np.int8)
+    store = open_store(tmp_path / "vectors.db", create=True)
+    try:
+        ids = rng.permutation(np.arange(1, 2000))[:700]
+        with store.write() as conn:
+            for i in ids:
+                conn.execute(INSERT[channel], (int(i), pool[rng.integers(9)].tobytes()))
+            for i in rng.choice(ids, 150, replace=False):
+                conn.execute(DELETE[channel], (int(i),))
+        with store.read() as conn:
+            table = knn.load(conn, knn.TABLES[channel])
+            for trial in range(30):
+                # a scope of stored and unstored ids (a chunk may have the other tier's vector)
+                scope = np.sort(rng.choice(np.arange(1, 2000), int(rng.integers(1, 900)), False))
+                part = knn.load(conn, knn.SOME[channel], scope.tolist())
+                assert part is not None and set(part.ids) <= set(scope)
+                query = pool[trial % 9] if trial % 2 else rng.integers(-127, 128, DIMS[channel])
+                query = query.astype(np.int8)
+                k = int(rng.integers(1, 250))
+                blob, within = query.tobytes(), json.dumps(scope.tolist())
+                scan = conn.execute(SCOPED_SCAN[channel], (blob, k, within)).fetchall()
+                assert knn.nearest(part, query, k) == scan, (trial, k)
+                assert knn.nearest(knn.restrict(table, scope), query, k) == scan, (trial, k)
+                narrower = scope[: len(scope) // 2 + 1]
+                scan = conn.execute(
+                    SCOPED_SCAN[channel], (blob, k, json.dumps(narrower.tolist()))
+                ).fetchall()
+                assert knn.nearest(knn.restrict(part, narrower), query, k) == scan, (trial, k)
+    finally:
+        store.close()
+
+
 @pytest.fixture(scope="module", params=["transformer", "static-only"])
 def repo(request, tmp_path_factory, embedder):
     root = new_repo(tmp_path_factory.mktemp("knn") / request.param, FILES)
@@ -84,6 +126,34 @@ def test_a_warm_engine_answers_as_a_cold_one(repo, embedder):
                     engine.query(request)
                 assert engine.warm.loaded
                 assert json.dumps(engine.query(request)) == cold, (text, mode)
+    finally:
+        engine.close()
+
+
+def test_a_warm_engine_answers_as_a_cold_one_beside_other_snapshots(tmp_path, embedder):
+    # every file edited and re-indexed: their old chunks stay until `pix gc`, as near to each
+    # question as the new ones, so the snapshot's scope is not the whole database; at a depth
+    # of 4 candidates, any old chunk let through would take a place (with a path filter too)
+    root = new_repo(tmp_path / "repo", FILES)
+    index_repository(str(root), embedder=embedder)
+    write(root, {path: text + "\n# edited\n" for path, text in FILES.items()})
+    index_repository(str(root), embedder=embedder)
+    engine = QueryEngine(cwd=str(root), embedder=embedder)
+    engine.depth = 4
+    try:
+        with engine.store.read():
+            snapshot = engine.store.conn.execute("SELECT max(id) FROM snapshot").fetchone()[0]
+            assert not engine.whole_scope(snapshot)
+        for text in QUERIES:
+            for only in ([], ["src/*"]):
+                request = QueryRequest(text, mode="chunk", explain=True, only_paths=only)
+                engine.warm.drop()
+                cold = json.dumps(engine.query(request))
+                for _ in range(knn.WARM_AFTER):
+                    assert not engine.warm.loaded
+                    engine.query(request)
+                assert engine.warm.loaded
+                assert json.dumps(engine.query(request)) == cold, (text, only)
     finally:
         engine.close()
 

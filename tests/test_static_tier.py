@@ -11,14 +11,25 @@ import sys
 from pathlib import Path
 
 import anyio
-from conftest import AREA, GEOMETRY, GIT_ENV, GREETING, MAILER, TABLES, WEATHER, new_repo, write
+from conftest import (
+    AREA,
+    GEOMETRY,
+    GIT_ENV,
+    GREETING,
+    MAILER,
+    TABLES,
+    WEATHER,
+    commit,
+    new_repo,
+    write,
+)
 from mcp import Client, StdioServerParameters
 
 from pix.index import index_repository
 from pix.ingest.static import static_identity
 from pix.ingest.vectors import embed_pending
 from pix.query import QueryEngine, QueryRequest, query
-from pix.store import open_store
+from pix.store import open_store, sql
 
 FILES = {
     "geometry.py": GEOMETRY, "greeting.py": GREETING, "mail.py": MAILER,
@@ -179,3 +190,48 @@ def test_mcp_indexes_a_repository_for_its_first_query(tmp_path):
     assert "indexed for this call" in first["warnings"][0]
     assert "refreshed" not in second  # once
     assert (root / ".pix.db").exists()
+
+
+# A snapshot's counts as vec0 itself answers them (by reading every vector): what
+# sql.SNAPSHOT_COUNTS and sql.CHUNK_TOTALS, which count vec0's _rowids tables, must equal.
+_BLOBS = "SELECT b.id FROM snapshot_file f JOIN blob b ON b.sha = f.blob_sha WHERE snapshot_id = :s"
+VEC0_SNAPSHOT_COUNTS = f"""
+SELECT (SELECT count(*) FROM chunk WHERE blob_id IN ({_BLOBS})),
+       (SELECT count(*) FROM chunk_vec WHERE chunk_id IN (
+            SELECT id FROM chunk WHERE blob_id IN ({_BLOBS}))),
+       (SELECT count(*) FROM chunk_vec_static WHERE chunk_id IN (
+            SELECT id FROM chunk WHERE blob_id IN ({_BLOBS})))
+"""
+VEC0_TOTALS = """
+SELECT (SELECT count(*) FROM chunk), (SELECT count(*) FROM chunk_vec),
+       (SELECT count(*) FROM chunk_vec_static)
+"""
+
+
+def test_counts_read_from_the_rowids_tables_are_vec0s_own(tmp_path, embedder):
+    # the first commit wholly embedded; the second's two new chunks static, one of them then
+    # embedded: the two snapshots' counts differ
+    repo = new_repo(tmp_path / "repo", FILES)
+    index_repository(str(repo), at="HEAD", embedder=embedder)
+    write(repo, {"mail.py": MAILER + "\n\ndef bounce(message):\n    return message.sender\n"})
+    write(repo, {"tides.py": "def high_tide(port):\n    return port.tide_table[0]\n"})
+    (repo / "weather.py").unlink()
+    commit(repo, "bounce")
+    report = index_repository(str(repo), embed=False)
+    store = open_store(repo / ".pix.db", create=False)
+    try:
+        embed_pending(store, report.snapshot_id, embedder=embedder, limit=1)
+        conn = store.conn
+        snapshots = [sid for (sid,) in conn.execute("SELECT id FROM snapshot ORDER BY id")]
+        counts = [
+            conn.execute(sql.SNAPSHOT_COUNTS, {"snapshot": sid}).fetchone() for sid in snapshots
+        ]
+        assert counts == [
+            conn.execute(VEC0_SNAPSHOT_COUNTS, {"s": sid}).fetchone() for sid in snapshots
+        ]
+        (old_chunks, old_embedded, old_static), (chunks, embedded, static) = counts
+        assert old_embedded == old_chunks and old_static == 0
+        assert static == 1 and embedded == chunks - 1
+        assert conn.execute(sql.CHUNK_TOTALS).fetchone() == conn.execute(VEC0_TOTALS).fetchone()
+    finally:
+        store.close()

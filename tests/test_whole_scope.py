@@ -14,6 +14,7 @@ from pix.index import index_repository
 from pix.ingest.embed import quantize
 from pix.query import QueryEngine, QueryRequest, query, retrieve
 from pix.retrieve.evidence import embed_query, embed_static
+from pix.retrieve.route import Route
 from pix.retrieve.search import search
 from pix.snapshot import select_snapshot
 from tests.conftest import commit, new_repo, write
@@ -109,3 +110,36 @@ def test_chunks_of_another_snapshot_keep_the_restriction(tmp_path, embedder):
         assert all(r["path"] != "src/worker.py" for r in answer["results"])
     finally:
         engine.close()
+
+
+# A file that says "spool" often, which only the first commit has.
+SPOOLS = "".join(
+    f'''def spool_{n}(spool):
+    """Spool the spool's spooled pages to the spool."""
+    return spool.spool(spool.spooled)
+
+
+'''
+    for n in range(3)
+)
+
+
+def test_matches_of_another_snapshot_take_no_place_among_the_candidates(tmp_path):
+    root = new_repo(tmp_path / "repo", {"old/spools.py": SPOOLS, **FILES})
+    index_repository(str(root), at="HEAD", embed=False)
+    (root / "old" / "spools.py").unlink()
+    write(root, {"src/jobs.py": "def run(jobs):\n    # print the next job from the spool\n"})
+    commit(root, "jobs")
+    index_repository(str(root), embed=False)
+    engine = QueryEngine(cwd=str(root))
+    try:
+        with engine.store.read():
+            snapshot = select_snapshot(engine.store, engine.target, None)
+            assert not engine.whole_scope(snapshot.id)
+            words = Route("keywords", {"dense": 0, "static": 0, "bm25": 1, "ident": 0, "path": 0})
+            # the old file's chunks match better: taking the one place and then dropped as
+            # out of scope, they would leave the channel nothing
+            hits = search(engine.store, snapshot.id, "spool", words, None, depth=1)
+    finally:
+        engine.close()
+    assert [h.path for h in hits] == ["src/jobs.py"]

@@ -91,14 +91,45 @@ STATIC_VECTORS = "SELECT chunk_id, embedding FROM chunk_vec_static ORDER BY chun
 # between equal distances.
 DENSE_STORED = "SELECT rowid, chunk_id, chunk_offset FROM chunk_vec_rowids ORDER BY rowid"
 STATIC_STORED = "SELECT rowid, chunk_id, chunk_offset FROM chunk_vec_static_rowids ORDER BY rowid"
-
-# An FTS5 match may name a chunk outside the scope (another snapshot's): each is probed before
-# the channel's LIMIT. In a whole-database scope every FTS row is a chunk in scope (a chunk's
-# row goes with it: the chunk_fts_delete trigger), so the probe is left out.
-_FTS_PROBE_SCOPED = """
-        WHERE EXISTS (SELECT 1 FROM located l WHERE l.chunk_id = fts_match.chunk_id)
+# The same for some chunks (a JSON array of their ids): a snapshot's, when the database holds
+# others' too. Each is looked up by its key (vec0 answers `chunk_id IN (...)` by a scan).
+DENSE_VECTORS_OF = """
+SELECT v.chunk_id, v.embedding FROM json_each(?) j JOIN chunk_vec v ON v.chunk_id = j.value
+ORDER BY v.chunk_id
 """
-_FTS_PROBE_WHOLE = "\n"
+STATIC_VECTORS_OF = """
+SELECT v.chunk_id, v.embedding FROM json_each(?) j JOIN chunk_vec_static v ON v.chunk_id = j.value
+ORDER BY v.chunk_id
+"""
+DENSE_STORED_OF = """
+SELECT r.rowid, r.chunk_id, r.chunk_offset
+FROM json_each(?) j JOIN chunk_vec_rowids r ON r.rowid = j.value ORDER BY r.rowid
+"""
+STATIC_STORED_OF = """
+SELECT r.rowid, r.chunk_id, r.chunk_offset
+FROM json_each(?) j JOIN chunk_vec_static_rowids r ON r.rowid = j.value ORDER BY r.rowid
+"""
+# The chunks in a query's scope (the snapshot's, at the paths a filter lets through: :paths, a
+# JSON array, or NULL for every path), as _SCOPE above selects them.
+SCOPE_CHUNK_IDS = """
+SELECT DISTINCT c.id
+FROM snapshot_file f JOIN blob b ON b.sha = f.blob_sha JOIN chunk c ON c.blob_id = b.id
+WHERE f.snapshot_id = :snapshot
+  AND (:paths IS NULL OR f.path IN (SELECT value FROM json_each(:paths)))
+ORDER BY c.id
+"""
+
+# An FTS5 match may name a chunk outside the scope (another snapshot's, an older version's):
+# those are dropped as the matches are read, before bm25() scores them. A database of many
+# snapshots holds many versions of each chunk (sphinx's 41: 69,179 matches for a question,
+# 4,809 of them in scope); scoring them all first took the words-only statement 107 ms, the
+# filter first 31 (bench/README.md, scope_bench). The `+` keeps the scope out of FTS5's plan,
+# which would otherwise run the MATCH once per chunk in scope. In a whole-database scope every
+# FTS row is a chunk in scope (a chunk's row goes with it: the chunk_fts_delete trigger), so
+# the filter is left out.
+_FTS_IN_SCOPE = """
+      AND +rowid IN (SELECT chunk_id FROM scope)"""
+_FTS_WHOLE = ""
 
 _CHANNELS_A = """
 dense AS (
@@ -115,18 +146,19 @@ static AS (
     FROM knn_static
     WHERE :w_static > 0
 ),
--- MATCH first, then the scope: the other way round the planner probes FTS once per scope row.
+-- The matches, scored; in a scoped statement only those in scope (_FTS_IN_SCOPE).
 fts_match AS MATERIALIZED (
     SELECT rowid AS chunk_id, -bm25(chunk_fts, 1.0, 0.5) AS score
     FROM chunk_fts
-    WHERE :w_bm25 > 0 AND chunk_fts MATCH :fts
+    WHERE :w_bm25 > 0 AND chunk_fts MATCH :fts"""
+
+_CHANNELS_B = """
 ),
 bm25 AS (
     SELECT chunk_id, score, row_number() OVER (ORDER BY score DESC, chunk_id) AS rank
     FROM (
-        SELECT chunk_id, score FROM fts_match"""
-
-_CHANNELS_B = """        ORDER BY score DESC, chunk_id
+        SELECT chunk_id, score FROM fts_match
+        ORDER BY score DESC, chunk_id
         LIMIT :depth
     )
 ),
@@ -242,20 +274,20 @@ JOIN prior p ON p.role = r.role
 ORDER BY score DESC, f.path, c.start_line, f.chunk_id
 """
 
-_SCOPED = _SCOPE + _KNN_SCOPED + _CHANNELS_A + _FTS_PROBE_SCOPED + _CHANNELS_B
-_WHOLE = _SCOPE + _KNN_WHOLE + _CHANNELS_A + _FTS_PROBE_WHOLE + _CHANNELS_B
+_SCOPED = _SCOPE + _KNN_SCOPED + _CHANNELS_A + _FTS_IN_SCOPE + _CHANNELS_B
+_WHOLE = _SCOPE + _KNN_WHOLE + _CHANNELS_A + _FTS_WHOLE + _CHANNELS_B
 SEARCH_RRF = _SCOPED + _RRF + _FUSE
 SEARCH_DBSF = _SCOPED + _DBSF + _FUSE
 # The same statements for a scope that is the whole database (same rows, less work).
 SEARCH_RRF_WHOLE = _WHOLE + _RRF + _FUSE
 SEARCH_DBSF_WHOLE = _WHOLE + _DBSF + _FUSE
 # And for a whole-database scope whose nearest vectors a warm engine found (same rows again).
-_GIVEN = _SCOPE + _KNN_GIVEN + _CHANNELS_A + _FTS_PROBE_WHOLE + _CHANNELS_B
+_GIVEN = _SCOPE + _KNN_GIVEN + _CHANNELS_A + _FTS_WHOLE + _CHANNELS_B
 SEARCH_RRF_GIVEN = _GIVEN + _RRF + _FUSE
 SEARCH_DBSF_GIVEN = _GIVEN + _DBSF + _FUSE
 # And for any scope whose meaning candidates the caller found (a refined second pass,
 # pix/retrieve/refine.py: they came from a pass restricted to the scope already).
-_GIVEN_SCOPED = _SCOPE + _KNN_GIVEN + _CHANNELS_A + _FTS_PROBE_SCOPED + _CHANNELS_B
+_GIVEN_SCOPED = _SCOPE + _KNN_GIVEN + _CHANNELS_A + _FTS_IN_SCOPE + _CHANNELS_B
 SEARCH_RRF_GIVEN_SCOPED = _GIVEN_SCOPED + _RRF + _FUSE
 SEARCH_DBSF_GIVEN_SCOPED = _GIVEN_SCOPED + _DBSF + _FUSE
 
