@@ -19,9 +19,10 @@ it does not know (the two statements disagree) leaves the scan in charge.
 
 When the database holds more than the question's snapshot (older snapshots, or the blobs a
 file had before its last edit, until `pix gc`), vec0 still reads every stored vector to keep
-the snapshot's (110 ms a question on a database of 41 sphinx snapshots, 17,600 of its 248,000
-vectors in scope). A warm engine then holds the snapshot's own vectors, read by their keys, and
-a path filter picks its rows from them; the rows are again the scan's, scoped as the scan is.
+the snapshot's (about 110 ms a channel on a database of 41 sphinx snapshots, 17,600 of its
+248,000 vectors in scope). A warm engine then chooses among the snapshot's rows only
+(WarmVectors), and a path filter narrows them; the rows are again the scan's, scoped as the
+scan is.
 
 A one-shot `pix query` never loads a matrix (reading the vectors costs 3 us a row, more than a
 scan): an engine loads them once it has scanned WARM_AFTER times for one state of the
@@ -44,11 +45,12 @@ TABLES = {
     "dense": (search_sql.DENSE_VECTORS, search_sql.DENSE_STORED),
     "static": (search_sql.STATIC_VECTORS, search_sql.STATIC_STORED),
 }
-# The same for some chunks' rows (a JSON array of their ids).
+# The same for some chunks' rows (a JSON array of their ids), and how many rows a table has.
 SOME = {
     "dense": (search_sql.DENSE_VECTORS_OF, search_sql.DENSE_STORED_OF),
     "static": (search_sql.STATIC_VECTORS_OF, search_sql.STATIC_STORED_OF),
 }
+STORED = {"dense": search_sql.DENSE_STORED_COUNT, "static": search_sql.STATIC_STORED_COUNT}
 
 
 @dataclass(frozen=True)
@@ -88,34 +90,29 @@ def matrix_of(
     return Matrix(np.asarray(ids, dtype=np.int64), exact, magnitude, block, offset)
 
 
-def restrict(matrix: Matrix, ids: np.ndarray) -> Matrix:
-    """The matrix's rows of the chunks `ids` names (a path filter's scope)."""
-    keep = np.isin(matrix.ids, ids)
-    return Matrix(
-        matrix.ids[keep], matrix.vectors[keep], matrix.magnitude[keep], matrix.block[keep],
-        matrix.offset[keep],
-    )  # fmt: skip
-
-
-def nearest(matrix: Matrix, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+def nearest(
+    matrix: Matrix, query: np.ndarray, k: int, keep: np.ndarray | None = None
+) -> list[tuple[int, float]]:
     """(chunk id, distance) of the k chunks nearest `query` (int8), in vec0's order: by
     distance; equal distances by block, and within a block the later offset first (vec0
-    ranks each block on its own and keeps the earlier blocks' rows on a tie)."""
-    n = len(matrix.ids)
+    ranks each block on its own and keeps the earlier blocks' rows on a tie). `keep`: which
+    rows may be chosen (a scope's, as a boolean mask), None: every row."""
+    rows = np.arange(len(matrix.ids)) if keep is None else np.flatnonzero(keep)
     q = query.astype(np.float32)
-    if n == 0 or k <= 0 or not q.any():
+    if len(rows) == 0 or k <= 0 or not q.any():
         return []
     # einsum, not BLAS: as fast for one vector, and OpenBLAS's thread pool, entered from two
     # shards' threads at once, serialised them (a question across 20 took 558 ms, not 306).
+    # Every row, not the kept ones: selecting them first would copy the vectors each time.
     dots = np.einsum("ij,j->i", matrix.vectors, q).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         distance = (1.0 - dots / (matrix.magnitude * np.sqrt(float(q @ q)))).astype(np.float32)
-    if k < n:
+    if k < len(rows):
         # Every chunk at the k-th distance may belong: take them all, then order exactly.
-        kth = np.partition(distance, k - 1)[k - 1]
-        pick = np.flatnonzero(distance <= kth)
+        kth = np.partition(distance[rows], k - 1)[k - 1]
+        pick = rows[distance[rows] <= kth]
     else:
-        pick = np.arange(n)
+        pick = rows
     order = pick[np.lexsort((-matrix.offset[pick], matrix.block[pick], distance[pick]))[:k]]
     return list(zip(matrix.ids[order].tolist(), distance[order].tolist(), strict=True))
 
@@ -150,22 +147,29 @@ def scope_chunk_ids(conn, snapshot_id: int, paths: list[str] | None) -> np.ndarr
 
 
 class WarmVectors:
-    """An engine's matrices: a channel's table (or one snapshot's part of it) is loaded once
-    the engine has scanned WARM_AFTER times for one state of the database (only the tables
-    its questions search); one snapshot's part at a time, besides the whole table."""
+    """An engine's matrices: a channel's table is loaded once the engine has scanned WARM_AFTER
+    times for one state of the database and scope (only the tables its questions search). A
+    snapshot that is not the whole database has its part: its chunks' rows, as a mask over the
+    whole table when they are at least half of it (a few files' old blobs beside it), else its
+    own vectors read by key (older snapshots beside it: a row read by key costs about what a
+    row of a whole load does, so the part is the cheaper load only while it is the smaller).
+    One snapshot's part a channel at a time: another's is dropped, and that snapshot scans
+    WARM_AFTER times again before it is loaded again."""
 
     def __init__(self) -> None:
         self._version: object = None
         self._scans: dict[int | None, int] = {}  # scope.snapshot -> scans for this version
-        self._matrices: dict[tuple[str, int | None], Matrix | None] = {}
+        self._tables: dict[str, Matrix | None] = {}
+        # (channel, snapshot) -> the matrix its candidates come from and its rows there
+        self._parts: dict[tuple[str, int], tuple[Matrix, np.ndarray | None] | None] = {}
 
     @property
     def loaded(self) -> bool:
         """Whether a matrix of the database's current state is in memory and in use."""
-        return any(m is not None for m in self._matrices.values())
+        return any(m is not None for m in [*self._tables.values(), *self._parts.values()])
 
     def drop(self) -> None:
-        self._version, self._scans, self._matrices = None, {}, {}
+        self._version, self._scans, self._tables, self._parts = None, {}, {}, {}
 
     def candidates(
         self, conn, version: object, queries: dict[str, np.ndarray | None], k: int,
@@ -175,9 +179,10 @@ class WarmVectors:
         without a query vector: none), or None while the engine is not warm: then vec0 scans.
         `version`: what identifies the database's state (read inside the caller's read)."""
         if version != self._version:
-            self._version, self._scans, self._matrices = version, {}, {}
+            self.drop()
+            self._version = version
         # counted by scope: a run of questions each at another snapshot would load a part
-        # for every question, at the cost of a scan each
+        # for every question, each costing more than a scan
         scans = self._scans.get(scope.snapshot, 0)
         if scans < WARM_AFTER:
             self._scans[scope.snapshot] = scans + 1
@@ -188,27 +193,47 @@ class WarmVectors:
             if vector is None:
                 out[name] = "[]"
                 continue
-            matrix = self._matrix(conn, name, scope)
-            if matrix is None:  # a layout this does not know: the scan answers
+            found = self._rows(conn, name, scope)
+            if found is None:  # a layout this does not know: the scan answers
                 return None
+            matrix, keep = found
             if within is not None:
-                matrix = restrict(matrix, within)
-            out[name] = json.dumps(nearest(matrix, vector, k))
+                inside = np.isin(matrix.ids, within)
+                keep = inside if keep is None else keep & inside
+            out[name] = json.dumps(nearest(matrix, vector, k, keep))
         return out
 
-    def _matrix(self, conn, name: str, scope: Scope) -> Matrix | None:
+    def _table(self, conn, name: str) -> Matrix | None:
+        if name not in self._tables:
+            self._tables[name] = _load_or_none(conn, TABLES[name])
+        return self._tables[name]
+
+    def _rows(self, conn, name: str, scope: Scope) -> tuple[Matrix, np.ndarray | None] | None:
+        """The matrix a scope's candidates are chosen from, and its rows there (None: all)."""
+        if scope.snapshot is None:
+            table = self._table(conn, name)
+            return None if table is None else (table, None)
         key = (name, scope.snapshot)
-        if key not in self._matrices:
-            if scope.snapshot is None:
-                self._matrices[key] = _load_or_none(conn, TABLES[name])
-            else:  # another snapshot's rows give way: a server asks at one snapshot
-                for other in [
-                    kept for kept in self._matrices if kept[0] == name and kept[1] is not None
-                ]:
-                    del self._matrices[other]
-                ids = scope.chunk_ids() if scope.chunk_ids is not None else np.array([])
-                self._matrices[key] = _load_or_none(conn, SOME[name], ids.tolist())
-        return self._matrices[key]
+        if key not in self._parts:
+            for other in [part for part in self._parts if part[0] == name]:
+                del self._parts[other]  # and that snapshot scans again before it reloads
+                self._scans[other[1]] = 0
+            self._parts[key] = self._part(conn, name, scope)
+        return self._parts[key]
+
+    def _part(self, conn, name: str, scope: Scope) -> tuple[Matrix, np.ndarray | None] | None:
+        if scope.chunk_ids is None:
+            return None
+        ids = scope.chunk_ids()
+        try:
+            stored = conn.execute(STORED[name]).fetchone()[0]
+        except apsw.Error:
+            return None
+        if 2 * len(ids) >= stored:
+            table = self._table(conn, name)
+            return None if table is None else (table, np.isin(table.ids, ids))
+        part = _load_or_none(conn, SOME[name], ids.tolist())
+        return None if part is None else (part, None)
 
 
 def _load_or_none(conn, statements: tuple[str, str], ids: list[int] | None = None) -> Matrix | None:

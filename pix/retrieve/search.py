@@ -66,10 +66,10 @@ def search(
     """Every candidate of every channel, fused and ordered (score, then path, then line). A
     channel whose query vector is None is off. `whole`: the scope is the whole database (no
     path filter, the snapshot holds every chunk and vector), so the statement need not
-    restrict it; the answer is the same. `depth`: candidates per channel. `near`: in a
-    whole scope, the meaning channels' candidates a warm engine found in memory (channel ->
-    JSON array of [chunk id, distance], pix/retrieve/knn.py); the answer is the same again. In
-    any scope, `near` may also be a refined pass's candidates (pix/retrieve/refine.py)."""
+    restrict it; the answer is the same. `depth`: candidates per channel. `near`: the
+    meaning channels' candidates in the scope, as a warm engine found them in memory (channel
+    -> JSON array of [chunk id, distance], pix/retrieve/knn.py; the answer is the same again)
+    or a refined pass chose them (pix/retrieve/refine.py)."""
     terms = query_terms(query) or [w.lower() for w in query.split() if w.strip()]
     ident, code, path_terms = terms + hyphenated_names(query), code_terms(query), terms
     weights = dict(route.weights)

@@ -15,8 +15,9 @@ these may match a name's parts),
 :p_test, :p_docs, :p_example, :p_vendored, :p_config.
 """
 
-# `scope` as a set is needed only to restrict a vector scan (vec0 takes the chunk ids to keep);
-# every other channel finds a few hundred candidates and locates each through indexes.
+# `scope` as a set restricts a vector scan (vec0 takes the chunk ids to keep) and the FTS
+# matches (_FTS_IN_SCOPE); the other channels find a few hundred candidates and locate each
+# through indexes.
 _SCOPE = """
 WITH
 scope AS MATERIALIZED (
@@ -91,6 +92,8 @@ STATIC_VECTORS = "SELECT chunk_id, embedding FROM chunk_vec_static ORDER BY chun
 # between equal distances.
 DENSE_STORED = "SELECT rowid, chunk_id, chunk_offset FROM chunk_vec_rowids ORDER BY rowid"
 STATIC_STORED = "SELECT rowid, chunk_id, chunk_offset FROM chunk_vec_static_rowids ORDER BY rowid"
+DENSE_STORED_COUNT = "SELECT count(*) FROM chunk_vec_rowids"
+STATIC_STORED_COUNT = "SELECT count(*) FROM chunk_vec_static_rowids"
 # The same for some chunks (a JSON array of their ids): a snapshot's, when the database holds
 # others' too. Each is looked up by its key (vec0 answers `chunk_id IN (...)` by a scan).
 DENSE_VECTORS_OF = """
@@ -285,8 +288,9 @@ SEARCH_DBSF_WHOLE = _WHOLE + _DBSF + _FUSE
 _GIVEN = _SCOPE + _KNN_GIVEN + _CHANNELS_A + _FTS_WHOLE + _CHANNELS_B
 SEARCH_RRF_GIVEN = _GIVEN + _RRF + _FUSE
 SEARCH_DBSF_GIVEN = _GIVEN + _DBSF + _FUSE
-# And for any scope whose meaning candidates the caller found (a refined second pass,
-# pix/retrieve/refine.py: they came from a pass restricted to the scope already).
+# And for any scope whose meaning candidates the caller found within it: a warm engine's
+# (pix/retrieve/knn.py, chosen among the scope's rows) or a refined second pass's
+# (pix/retrieve/refine.py: from a pass restricted to the scope already).
 _GIVEN_SCOPED = _SCOPE + _KNN_GIVEN + _CHANNELS_A + _FTS_IN_SCOPE + _CHANNELS_B
 SEARCH_RRF_GIVEN_SCOPED = _GIVEN_SCOPED + _RRF + _FUSE
 SEARCH_DBSF_GIVEN_SCOPED = _GIVEN_SCOPED + _DBSF + _FUSE
