@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     devcorpora.set_mirrors(args.mirrors)
     root = devcorpora.clone(args.repo)
-    history = first_parents(root, args.every * (args.snapshots - 1) + 1)
+    history = first_parents(root, max(args.queries, args.every * (args.snapshots - 1) + 1))
     newest = history[0][0]
     older = [sha for sha, _ in history[:: args.every][1 : args.snapshots]]
     tier = "full" if args.embed else "static"
