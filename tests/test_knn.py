@@ -77,13 +77,16 @@ def test_a_scopes_nearest_are_the_scoped_scans_rows(tmp_path, channel):
         with store.write() as conn:
             for i in ids:
                 conn.execute(INSERT[channel], (int(i), pool[rng.integers(9)].tobytes()))
+        with store.write() as conn:  # holes in the blocks, then rows that fill them again
             for i in rng.choice(ids, 150, replace=False):
                 conn.execute(DELETE[channel], (int(i),))
+            for i in range(2000, 2060):
+                conn.execute(INSERT[channel], (i, pool[rng.integers(9)].tobytes()))
         with store.read() as conn:
             table = knn.load(conn, knn.TABLES[channel])
             for trial in range(30):
                 # a scope of stored and unstored ids (a chunk may have the other tier's vector)
-                scope = np.sort(rng.choice(np.arange(1, 2000), int(rng.integers(1, 900)), False))
+                scope = np.sort(rng.choice(np.arange(1, 2060), int(rng.integers(1, 900)), False))
                 part = knn.load(conn, knn.SOME[channel], scope.tolist())
                 assert part is not None and set(part.ids) <= set(scope)
                 query = pool[trial % 9] if trial % 2 else rng.integers(-127, 128, DIMS[channel])
@@ -100,8 +103,18 @@ def test_a_scopes_nearest_are_the_scoped_scans_rows(tmp_path, channel):
                 ).fetchall()
                 within = np.isin(part.ids, narrower)
                 assert knn.nearest(part, query, k, within) == scan, (trial, k)
+                both = keep & np.isin(table.ids, narrower)  # the mask and a path filter
+                assert knn.nearest(table, query, k, both) == scan, (trial, k)
     finally:
         store.close()
+
+
+def part_kinds(engine: QueryEngine) -> dict:
+    """How the warm engine holds each snapshot's part: a mask over the table, or keyed rows."""
+    return {
+        key: None if part is None else "keyed" if part[1] is None else "mask"
+        for key, part in engine.warm._parts.items()
+    }
 
 
 @pytest.fixture(scope="module", params=["transformer", "static-only"])
@@ -157,6 +170,7 @@ def test_a_warm_engine_answers_as_a_cold_one_beside_other_snapshots(tmp_path, em
                     assert not engine.warm.loaded
                     engine.query(request)
                 assert engine.warm.loaded
+                assert set(part_kinds(engine).values()) == {"mask"}  # half the rows in scope
                 assert json.dumps(engine.query(request)) == cold, (text, only)
     finally:
         engine.close()
@@ -185,6 +199,7 @@ def test_a_warm_engine_asked_at_two_snapshots_in_turn_answers_as_a_cold_one(tmp_
             for ask in asks:
                 assert json.dumps(engine.query(ask)) == cold[id(ask)]
         assert engine.warm.loaded
+        assert set(part_kinds(engine).values()) == {"keyed"}  # a third of the rows each
     finally:
         engine.close()
 

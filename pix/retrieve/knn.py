@@ -150,10 +150,11 @@ class WarmVectors:
     """An engine's matrices: a channel's table is loaded once the engine has scanned WARM_AFTER
     times for one state of the database and scope (only the tables its questions search). A
     snapshot that is not the whole database has its part: its chunks' rows, as a mask over the
-    whole table when they are at least half of it (a few files' old blobs beside it), else its
-    own vectors read by key (older snapshots beside it: a row read by key costs about what a
-    row of a whole load does, so the part is the cheaper load only while it is the smaller).
-    One snapshot's part a channel at a time: another's is dropped, and that snapshot scans
+    whole table when they are at least half of it (a few files' old blobs beside it: the table
+    is shared with every other snapshot's mask, and a question reads at most twice the rows it
+    keeps), else its own vectors read by key (older snapshots beside it: a row read by key
+    costs about what a row of a whole load does, and the part holds only its own). One
+    snapshot's part a channel at a time: another's is dropped, and that snapshot scans
     WARM_AFTER times again before it is loaded again."""
 
     def __init__(self) -> None:
@@ -182,7 +183,8 @@ class WarmVectors:
             self.drop()
             self._version = version
         # counted by scope: a run of questions each at another snapshot would load a part
-        # for every question, each costing more than a scan
+        # for every question (about half a scan's time for a part read by key, a whole load
+        # for the mask's table) and use it once
         scans = self._scans.get(scope.snapshot, 0)
         if scans < WARM_AFTER:
             self._scans[scope.snapshot] = scans + 1
