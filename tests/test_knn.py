@@ -6,6 +6,8 @@ byte for byte as a cold one, before and after the database changes under it."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -33,80 +35,74 @@ DELETE = {
 DIMS = {"dense": 384, "static": 256}
 
 
-@pytest.mark.parametrize("channel", ["dense", "static"])
-def test_nearest_returns_the_scans_rows_in_the_scans_order(tmp_path, channel):
-    rng = np.random.default_rng(11)
-    # Few distinct vectors, so that most distances tie: which of equal chunks make the k-th
-    # place depends on where vec0 stores each (blocks of 128 in pix's schema).
+@contextmanager
+def stored(tmp_path, channel: str, seed: int) -> Iterator[tuple]:
+    """A read of 610 stored vectors: the connection, the channel's whole table as knn loads it,
+    the generator and the 9 vectors they are drawn from. Few distinct vectors, so that most
+    distances tie: which of equal chunks make the k-th place depends on where vec0 stores each
+    (blocks of 128 in pix's schema). 700 rows of scattered ids, 150 deleted (holes in the
+    blocks), then 60 more that fill holes again, so that storage order is not id order."""
+    rng = np.random.default_rng(seed)
     pool = rng.integers(-127, 128, (9, DIMS[channel])).astype(np.int8)
     store = open_store(tmp_path / "vectors.db", create=True)
+    ids = rng.permutation(np.arange(1, 2000))[:700]
+    with store.write() as conn:
+        for i in ids:
+            conn.execute(INSERT[channel], (int(i), pool[rng.integers(9)].tobytes()))
+    with store.write() as conn:
+        for i in rng.choice(ids, 150, replace=False):
+            conn.execute(DELETE[channel], (int(i),))
+        for i in range(2000, 2060):
+            conn.execute(INSERT[channel], (i, pool[rng.integers(9)].tobytes()))
     try:
-        ids = rng.permutation(np.arange(1, 2000))[:700]
-        with store.write() as conn:
-            for i in ids:
-                conn.execute(INSERT[channel], (int(i), pool[rng.integers(9)].tobytes()))
-        with store.write() as conn:  # holes in the blocks, then rows that fill them again
-            for i in rng.choice(ids, 150, replace=False):
-                conn.execute(DELETE[channel], (int(i),))
-            for i in range(2000, 2060):
-                conn.execute(INSERT[channel], (i, pool[rng.integers(9)].tobytes()))
         with store.read() as conn:
-            matrix = knn.load(conn, knn.TABLES[channel])
-            assert matrix is not None and len(matrix.ids) == 610
-            for trial in range(40):
-                query = pool[trial % 9] if trial % 2 else rng.integers(-127, 128, DIMS[channel])
-                query = query.astype(np.int8)
-                k = int(rng.integers(1, 250))
-                scan = conn.execute(SCAN[channel], (query.tobytes(), k)).fetchall()
-                near = knn.nearest(matrix, query, k)
-                assert near == scan, (trial, k)
-                assert conn.execute(GIVEN, (json.dumps(near),)).fetchall() == scan
+            yield conn, knn.load(conn, knn.TABLES[channel]), rng, pool
     finally:
         store.close()
+
+
+def question(trial: int, rng, pool, channel: str) -> tuple[np.ndarray, int]:
+    """A query vector (every other one a stored vector, tying with many) and a k."""
+    query = pool[trial % 9] if trial % 2 else rng.integers(-127, 128, DIMS[channel])
+    return query.astype(np.int8), int(rng.integers(1, 250))
+
+
+@pytest.mark.parametrize("channel", ["dense", "static"])
+def test_nearest_returns_the_scans_rows_in_the_scans_order(tmp_path, channel):
+    with stored(tmp_path, channel, 11) as (conn, matrix, rng, pool):
+        assert matrix is not None and len(matrix.ids) == 610
+        for trial in range(40):
+            query, k = question(trial, rng, pool, channel)
+            scan = conn.execute(SCAN[channel], (query.tobytes(), k)).fetchall()
+            near = knn.nearest(matrix, query, k)
+            assert near == scan, (trial, k)
+            assert conn.execute(GIVEN, (json.dumps(near),)).fetchall() == scan
 
 
 @pytest.mark.parametrize("channel", ["dense", "static"])
 def test_a_scopes_nearest_are_the_scoped_scans_rows(tmp_path, channel):
     # a snapshot's part of the table (read by key) and a path filter's part of either: the
     # rows vec0 returns when the scan keeps only the scope's chunks, ties included
-    rng = np.random.default_rng(12)
-    pool = rng.integers(-127, 128, (9, DIMS[channel])).astype(np.int8)
-    store = open_store(tmp_path / "vectors.db", create=True)
-    try:
-        ids = rng.permutation(np.arange(1, 2000))[:700]
-        with store.write() as conn:
-            for i in ids:
-                conn.execute(INSERT[channel], (int(i), pool[rng.integers(9)].tobytes()))
-        with store.write() as conn:  # holes in the blocks, then rows that fill them again
-            for i in rng.choice(ids, 150, replace=False):
-                conn.execute(DELETE[channel], (int(i),))
-            for i in range(2000, 2060):
-                conn.execute(INSERT[channel], (i, pool[rng.integers(9)].tobytes()))
-        with store.read() as conn:
-            table = knn.load(conn, knn.TABLES[channel])
-            for trial in range(30):
-                # a scope of stored and unstored ids (a chunk may have the other tier's vector)
-                scope = np.sort(rng.choice(np.arange(1, 2060), int(rng.integers(1, 900)), False))
-                part = knn.load(conn, knn.SOME[channel], scope.tolist())
-                assert part is not None and set(part.ids) <= set(scope)
-                query = pool[trial % 9] if trial % 2 else rng.integers(-127, 128, DIMS[channel])
-                query = query.astype(np.int8)
-                k = int(rng.integers(1, 250))
-                blob, within = query.tobytes(), json.dumps(scope.tolist())
-                scan = conn.execute(SCOPED_SCAN[channel], (blob, k, within)).fetchall()
-                assert knn.nearest(part, query, k) == scan, (trial, k)
-                keep = np.isin(table.ids, scope)
-                assert knn.nearest(table, query, k, keep) == scan, (trial, k)
-                narrower = scope[: len(scope) // 2 + 1]
-                scan = conn.execute(
-                    SCOPED_SCAN[channel], (blob, k, json.dumps(narrower.tolist()))
-                ).fetchall()
-                within = np.isin(part.ids, narrower)
-                assert knn.nearest(part, query, k, within) == scan, (trial, k)
-                both = keep & np.isin(table.ids, narrower)  # the mask and a path filter
-                assert knn.nearest(table, query, k, both) == scan, (trial, k)
-    finally:
-        store.close()
+    with stored(tmp_path, channel, 12) as (conn, table, rng, pool):
+        for trial in range(30):
+            # a scope of stored and unstored ids (a chunk may have the other tier's vector)
+            scope = np.sort(rng.choice(np.arange(1, 2060), int(rng.integers(1, 900)), False))
+            part = knn.load(conn, knn.SOME[channel], scope.tolist())
+            assert part is not None and set(part.ids) <= set(scope)
+            query, k = question(trial, rng, pool, channel)
+            blob, within = query.tobytes(), json.dumps(scope.tolist())
+            scan = conn.execute(SCOPED_SCAN[channel], (blob, k, within)).fetchall()
+            assert knn.nearest(part, query, k) == scan, (trial, k)
+            keep = np.isin(table.ids, scope)
+            assert knn.nearest(table, query, k, keep) == scan, (trial, k)
+            narrower = scope[: len(scope) // 2 + 1]
+            scan = conn.execute(
+                SCOPED_SCAN[channel], (blob, k, json.dumps(narrower.tolist()))
+            ).fetchall()
+            within = np.isin(part.ids, narrower)
+            assert knn.nearest(part, query, k, within) == scan, (trial, k)
+            both = keep & np.isin(table.ids, narrower)  # the mask and a path filter
+            assert knn.nearest(table, query, k, both) == scan, (trial, k)
 
 
 def part_kinds(engine: QueryEngine) -> dict:
