@@ -174,7 +174,8 @@ def test_a_warm_engine_answers_as_a_cold_one_beside_other_snapshots(tmp_path, em
 
 def test_a_warm_engine_asked_at_two_snapshots_in_turn_answers_as_a_cold_one(tmp_path, embedder):
     # three versions of every file (two commits and the work tree), each a third of the
-    # vectors: a snapshot's part is read by key, and asking at the other drops it
+    # vectors: a snapshot's part is read by key; two asked in turn keep both parts, and a
+    # third takes the place of the one asked least recently
     root = new_repo(tmp_path / "repo", FILES)
     first = git(root, "rev-parse", "HEAD")
     write(root, {path: text + "\n# edit 1\n" for path, text in FILES.items()})
@@ -194,8 +195,20 @@ def test_a_warm_engine_asked_at_two_snapshots_in_turn_answers_as_a_cold_one(tmp_
         for _ in range(knn.WARM_AFTER + 2):
             for ask in asks:
                 assert json.dumps(engine.query(ask)) == cold[id(ask)]
-        assert engine.warm.loaded
-        assert set(part_kinds(engine).values()) == {"keyed"}  # a third of the rows each
+        kinds = part_kinds(engine)  # both snapshots' parts kept: a third of the rows each
+        assert set(kinds.values()) == {"keyed"}
+        at_first, at_tree = (json.loads(cold[id(a)])["snapshot"]["id"] for a in asks[:2])
+        assert {snapshot for _, snapshot in kinds} == {at_first, at_tree}
+        # a third snapshot asked until warm: its part takes the least recently asked one's place
+        third = QueryRequest(QUERIES[0], mode="chunk", explain=True, at="HEAD")
+        cold_third = json.dumps(engine.query(third))
+        for _ in range(knn.WARM_AFTER):
+            assert json.dumps(engine.query(third)) == cold_third
+        at_head = json.loads(cold_third)["snapshot"]["id"]
+        assert len({at_first, at_tree, at_head}) == 3
+        assert {snapshot for _, snapshot in part_kinds(engine)} == {at_tree, at_head}
+        for ask in asks[1::2]:  # the newer kept part answers on
+            assert json.dumps(engine.query(ask)) == cold[id(ask)]
     finally:
         engine.close()
 

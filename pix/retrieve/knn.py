@@ -123,6 +123,9 @@ def nearest(
 # best choice made knowing the future (the ski-rental rule); a database being embedded
 # commits every few seconds, and each commit starts the count again.
 WARM_AFTER = 8
+# Snapshots' parts an engine keeps a channel, the least recently asked given up first: a server
+# asked at HEAD and at the work tree in turn keeps both warm.
+PARTS_KEPT = 2
 
 
 @dataclass(frozen=True)
@@ -153,9 +156,9 @@ class WarmVectors:
     whole table when they are at least half of it (a few files' old blobs beside it: the table
     is shared with every other snapshot's mask, and a question reads at most twice the rows it
     keeps), else its own vectors read by key (older snapshots beside it: a row read by key
-    costs about what a row of a whole load does, and the part holds only its own). One
-    snapshot's part a channel at a time: another's is dropped, and that snapshot scans
-    WARM_AFTER times again before it is loaded again."""
+    costs about what a row of a whole load does, and the part holds only its own). PARTS_KEPT
+    snapshots' parts a channel: a further snapshot's part takes the place of the least
+    recently asked, and that snapshot scans WARM_AFTER times again before it is loaded again."""
 
     def __init__(self) -> None:
         self._version: object = None
@@ -216,8 +219,11 @@ class WarmVectors:
             table = self._table(conn, name)
             return None if table is None else (table, None)
         key = (name, scope.snapshot)
-        if key not in self._parts:
-            for other in [part for part in self._parts if part[0] == name]:
+        if key in self._parts:  # the dict's order is the order of use: this one is newest
+            self._parts[key] = self._parts.pop(key)
+        else:
+            kept = [part for part in self._parts if part[0] == name]
+            for other in kept[: max(0, len(kept) - PARTS_KEPT + 1)]:
                 del self._parts[other]  # and that snapshot scans again before it reloads
                 self._scans[other[1]] = 0
             self._parts[key] = self._part(conn, name, scope)
