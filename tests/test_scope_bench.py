@@ -28,6 +28,8 @@ def test_the_bench_asks_a_database_of_many_snapshots_warm_and_cold(tmp_path, mon
     rows = [line.split("|")[1:-1] for line in capsys.readouterr().out.splitlines()]
     rows = {r[0].strip(): [c.strip() for c in r[1:]] for r in rows if len(r) == 7}
     one, many = rows["one"], rows["many (3 snapshots)"]
+    in_turn = rows["many (3 snapshots), newest and oldest in turn"]
     assert int(one[0]) == int(one[1]) > 0  # chunks: the database's are the snapshot's
     assert int(many[0]) > int(many[1]) == int(one[1])
     assert one[5] == many[5] == "3/3"  # warm answers are the cold ones, and warm they were
+    assert in_turn[5] == "6/6"  # each subject at two snapshots, both warm

@@ -166,6 +166,7 @@ class WarmVectors:
         self._tables: dict[str, Matrix | None] = {}
         # (channel, snapshot) -> the matrix its candidates come from and its rows there
         self._parts: dict[tuple[str, int], tuple[Matrix, np.ndarray | None] | None] = {}
+        self.answered = 0  # questions the matrices answered (not vec0): for benches and tests
 
     @property
     def loaded(self) -> bool:
@@ -206,6 +207,7 @@ class WarmVectors:
                 inside = np.isin(matrix.ids, within)
                 keep = inside if keep is None else keep & inside
             out[name] = json.dumps(nearest(matrix, vector, k, keep))
+        self.answered += 1
         return out
 
     def _table(self, conn, name: str) -> Matrix | None:
