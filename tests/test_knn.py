@@ -213,6 +213,30 @@ def test_a_warm_engine_asked_at_two_snapshots_in_turn_answers_as_a_cold_one(tmp_
         engine.close()
 
 
+def test_a_partly_embedded_snapshots_part_is_chosen_by_its_vectors(tmp_path, embedder):
+    # every file embedded at the first commit, then most of them edited and indexed without
+    # the transformer: the work tree's snapshot holds about as many chunks as the dense table
+    # has rows, but fewer than half of them have a dense vector (its part is read by key, where
+    # a mask would read the whole table for a few rows), while each has a static one (at least
+    # half the static table: the mask)
+    root = new_repo(tmp_path / "repo", FILES)
+    index_repository(str(root), embedder=embedder)
+    edited = sorted(FILES)[: 3 * len(FILES) // 4]
+    write(root, {path: FILES[path] + "\n# edited\n" for path in edited})
+    index_repository(str(root), embed=False)
+    engine = QueryEngine(cwd=str(root), embedder=embedder)
+    engine.depth = 4
+    try:
+        request = QueryRequest(QUERIES[0], mode="chunk", explain=True)
+        cold = json.dumps(engine.query(request))
+        for _ in range(knn.WARM_AFTER):
+            assert json.dumps(engine.query(request)) == cold
+        kinds = {channel: kind for (channel, _), kind in part_kinds(engine).items()}
+        assert kinds == {"dense": "keyed", "static": "mask"}
+    finally:
+        engine.close()
+
+
 def test_a_warm_engine_sees_what_another_connection_wrote(tmp_path, embedder):
     root = new_repo(tmp_path / "repo", FILES)
     index_repository(str(root), embed=False)

@@ -51,6 +51,7 @@ SOME = {
     "static": (search_sql.STATIC_VECTORS_OF, search_sql.STATIC_STORED_OF),
 }
 STORED = {"dense": search_sql.DENSE_STORED_COUNT, "static": search_sql.STATIC_STORED_COUNT}
+AMONG = {"dense": search_sql.DENSE_STORED_AMONG, "static": search_sql.STATIC_STORED_AMONG}
 
 
 @dataclass(frozen=True)
@@ -153,9 +154,9 @@ class WarmVectors:
     """An engine's matrices: a channel's table is loaded once the engine has scanned WARM_AFTER
     times for one state of the database and scope (only the tables its questions search). A
     snapshot that is not the whole database has its part: its chunks' rows, as a mask over the
-    whole table when they are at least half of it (a few files' old blobs beside it: the table
-    is shared with every other snapshot's mask, and a question reads at most twice the rows it
-    keeps), else its own vectors read by key (older snapshots beside it: a row read by key
+    whole table when they are at least half of its rows (a few files' old blobs beside it: the
+    table is shared with every other snapshot's mask, and a question reads at most twice the
+    rows it keeps), else its own vectors read by key (older snapshots beside it: a row read by key
     costs about what a row of a whole load does, and the part holds only its own). PARTS_KEPT
     snapshots' parts a channel: a further snapshot's part takes the place of the least
     recently asked, and that snapshot scans WARM_AFTER times again before it is loaded again."""
@@ -235,11 +236,12 @@ class WarmVectors:
         if scope.chunk_ids is None:
             return None
         ids = scope.chunk_ids()
-        try:
+        try:  # the scope's rows, not its chunks: a chunk may have no vector in this channel
             stored = conn.execute(STORED[name]).fetchone()[0]
+            inside = conn.execute(AMONG[name], (json.dumps(ids.tolist()),)).fetchone()[0]
         except apsw.Error:
             return None
-        if 2 * len(ids) >= stored:
+        if 2 * inside >= stored:
             table = self._table(conn, name)
             return None if table is None else (table, np.isin(table.ids, ids))
         part = _load_or_none(conn, SOME[name], ids.tolist())
