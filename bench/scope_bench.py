@@ -90,7 +90,7 @@ def counts(db: Path, sha: str) -> tuple[int, int]:
         with engine.store.read():
             conn = engine.store.conn
             snapshot = conn.execute(search_sql.SNAPSHOT_FOR_COMMIT, (sha,)).fetchone()[0]
-            total = conn.execute("SELECT count(*) FROM chunk").fetchone()[0]
+            total = conn.execute(sql.CHUNK_TOTALS).fetchone()[0]
             return total, conn.execute(sql.SNAPSHOT_COUNTS, {"snapshot": snapshot}).fetchone()[0]
     finally:
         engine.close()

@@ -226,11 +226,7 @@ class QueryEngine:
         # data_version moves for other connections' commits, total_changes for this one's.
         data_version = conn.execute("PRAGMA data_version").fetchone()[0]
         version = (id(self.store), data_version, conn.total_changes())
-        scope = knn.Scope(
-            snapshot=None if self.whole_scope(snapshot_id) else snapshot_id,
-            chunk_ids=lambda: knn.scope_chunk_ids(conn, snapshot_id, None),
-            within=None if paths is None else lambda: knn.scope_chunk_ids(conn, snapshot_id, paths),
-        )
+        scope = knn.Scope(snapshot_id, self.whole_scope(snapshot_id), paths)
         return self.warm.candidates(conn, version, queries, k, scope)
 
     def query(

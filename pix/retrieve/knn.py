@@ -33,7 +33,6 @@ connection commits; `QueryEngine.reopen` drops them).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import apsw
@@ -45,13 +44,13 @@ TABLES = {
     "dense": (search_sql.DENSE_VECTORS, search_sql.DENSE_STORED),
     "static": (search_sql.STATIC_VECTORS, search_sql.STATIC_STORED),
 }
-# The same for some chunks' rows (a JSON array of their ids), and how many rows a table has.
+# The same for some chunks' rows (a JSON array of their ids); and how many rows a table has,
+# and how many of them are those chunks'.
 SOME = {
     "dense": (search_sql.DENSE_VECTORS_OF, search_sql.DENSE_STORED_OF),
     "static": (search_sql.STATIC_VECTORS_OF, search_sql.STATIC_STORED_OF),
 }
-STORED = {"dense": search_sql.DENSE_STORED_COUNT, "static": search_sql.STATIC_STORED_COUNT}
-AMONG = {"dense": search_sql.DENSE_STORED_AMONG, "static": search_sql.STATIC_STORED_AMONG}
+ROWS = {"dense": search_sql.DENSE_ROWS, "static": search_sql.STATIC_ROWS}
 
 
 @dataclass(frozen=True)
@@ -131,13 +130,18 @@ PARTS_KEPT = 2
 
 @dataclass(frozen=True)
 class Scope:
-    """The chunks a question's candidates may be. `snapshot`: None when its snapshot holds the
-    database's every vector (the whole table is kept), else the snapshot's id, whose own rows
-    are kept (`chunk_ids` lists them); `within`: a path filter's chunk ids, or None."""
+    """The chunks a question's candidates may be: the snapshot `snapshot_id`'s, at `paths`
+    (None: every path). `whole`: the snapshot holds the database's every vector, so a whole
+    table is its part."""
 
-    snapshot: int | None = None
-    chunk_ids: Callable[[], np.ndarray] | None = None
-    within: Callable[[], np.ndarray] | None = None
+    snapshot_id: int | None = None
+    whole: bool = True
+    paths: list[str] | None = None
+
+    @property
+    def part(self) -> int | None:
+        """The snapshot whose own rows are kept; None: a whole table's."""
+        return None if self.whole else self.snapshot_id
 
 
 WHOLE = Scope()
@@ -163,9 +167,9 @@ class WarmVectors:
 
     def __init__(self) -> None:
         self._version: object = None
-        self._scans: dict[int | None, int] = {}  # scope.snapshot -> scans for this version
+        self._scans: dict[int | None, int] = {}  # scope.part -> scans for this version
         self._tables: dict[str, Matrix | None] = {}
-        # (channel, snapshot) -> the matrix its candidates come from and its rows there
+        # (channel, scope.part) -> the matrix its candidates come from and its rows there
         self._parts: dict[tuple[str, int], tuple[Matrix, np.ndarray | None] | None] = {}
         self.answered = 0  # questions the matrices answered (not vec0): for benches and tests
 
@@ -190,11 +194,13 @@ class WarmVectors:
         # counted by scope: a run of questions each at another snapshot would load a part
         # for every question (about half a scan's time for a part read by key, a whole load
         # for the mask's table) and use it once
-        scans = self._scans.get(scope.snapshot, 0)
+        scans = self._scans.get(scope.part, 0)
         if scans < WARM_AFTER:
-            self._scans[scope.snapshot] = scans + 1
+            self._scans[scope.part] = scans + 1
             return None
-        within = scope.within() if scope.within is not None else None
+        within = None
+        if scope.paths is not None:  # a path filter's chunks, once for every channel
+            within = scope_chunk_ids(conn, scope.snapshot_id, scope.paths)
         out = {}
         for name, vector in queries.items():
             if vector is None:
@@ -218,10 +224,10 @@ class WarmVectors:
 
     def _rows(self, conn, name: str, scope: Scope) -> tuple[Matrix, np.ndarray | None] | None:
         """The matrix a scope's candidates are chosen from, and its rows there (None: all)."""
-        if scope.snapshot is None:
+        if scope.part is None:
             table = self._table(conn, name)
             return None if table is None else (table, None)
-        key = (name, scope.snapshot)
+        key = (name, scope.part)
         if key in self._parts:  # the dict's order is the order of use: this one is newest
             self._parts[key] = self._parts.pop(key)
         else:
@@ -233,12 +239,9 @@ class WarmVectors:
         return self._parts[key]
 
     def _part(self, conn, name: str, scope: Scope) -> tuple[Matrix, np.ndarray | None] | None:
-        if scope.chunk_ids is None:
-            return None
-        ids = scope.chunk_ids()
+        ids = scope_chunk_ids(conn, scope.snapshot_id, None)
         try:  # the scope's rows, not its chunks: a chunk may have no vector in this channel
-            stored = conn.execute(STORED[name]).fetchone()[0]
-            inside = conn.execute(AMONG[name], (json.dumps(ids.tolist()),)).fetchone()[0]
+            stored, inside = conn.execute(ROWS[name], (json.dumps(ids.tolist()),)).fetchone()
         except apsw.Error:
             return None
         if 2 * inside >= stored:

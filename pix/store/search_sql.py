@@ -92,14 +92,15 @@ STATIC_VECTORS = "SELECT chunk_id, embedding FROM chunk_vec_static ORDER BY chun
 # between equal distances.
 DENSE_STORED = "SELECT rowid, chunk_id, chunk_offset FROM chunk_vec_rowids ORDER BY rowid"
 STATIC_STORED = "SELECT rowid, chunk_id, chunk_offset FROM chunk_vec_static_rowids ORDER BY rowid"
-DENSE_STORED_COUNT = "SELECT count(*) FROM chunk_vec_rowids"
-STATIC_STORED_COUNT = "SELECT count(*) FROM chunk_vec_static_rowids"
-# How many of some chunks (a JSON array of their ids) have a row there, each found by its key.
-DENSE_STORED_AMONG = """
-SELECT count(*) FROM json_each(?) j JOIN chunk_vec_rowids r ON r.rowid = j.value
+# How many rows a table has, and how many of them are some chunks' (a JSON array of their
+# ids, each found by its key).
+DENSE_ROWS = """
+SELECT (SELECT count(*) FROM chunk_vec_rowids),
+       (SELECT count(*) FROM json_each(?) j JOIN chunk_vec_rowids r ON r.rowid = j.value)
 """
-STATIC_STORED_AMONG = """
-SELECT count(*) FROM json_each(?) j JOIN chunk_vec_static_rowids r ON r.rowid = j.value
+STATIC_ROWS = """
+SELECT (SELECT count(*) FROM chunk_vec_static_rowids),
+       (SELECT count(*) FROM json_each(?) j JOIN chunk_vec_static_rowids r ON r.rowid = j.value)
 """
 # The same for some chunks (a JSON array of their ids): a snapshot's, when the database holds
 # others' too. Each is looked up by its key (vec0 answers `chunk_id IN (...)` by a scan).
