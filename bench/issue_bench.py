@@ -15,7 +15,9 @@ windows, which needs transformer vectors, so it changes nothing on a --static-on
 `environment`: sections about the reporter's machine, from an "Environment" or "System Information"
 heading to the next heading, are left out of everything the issue is searched by; `title`: the
 title counts TITLE_WEIGHT times in the meaning vectors; `images`: pasted screenshots are left out;
-`urls`: a link gives BM25's term selection only the file it points at; and `without outline`:
+`urls`: a link gives BM25's term selection only the file it points at; `exports`: a package's
+name the report calls (`xr.where`) names the module it is defined in, pix/retrieve/exports.py;
+and `without outline`:
 the outline step of pix/retrieve/outline.py off; `without tested`: no test lends its score to
 the file it tests, pix/retrieve/tested.py; `without titled`: no bonus for a file the title
 names, pix/retrieve/titled.py; `without quoted`: no vote for the chunks holding a message the
@@ -28,9 +30,9 @@ never builds one: a repository whose database is missing, and an issue whose bas
 indexed in it, are skipped with a note on stderr.
 
 Latency: `--latency N` issues per repository, cut to 2,000 characters, each asked once with a
-warm engine (open, model loaded, another issue asked before), with every step, with none and
-without the quoted messages, in turns (each issue starts with the next variant); the median and
-p90 in ms of the whole `QueryEngine.query` call.
+warm engine (open, model loaded, another issue asked before), with every step, with none,
+without the quoted messages and without the re-exports, in turns (each issue starts with the next
+variant); the median and p90 in ms of the whole `QueryEngine.query` call.
 Progress on stderr, tables on stdout.
 """
 
@@ -155,7 +157,7 @@ def main(argv: list[str] | None = None) -> None:
         todo = {k: v for k, v in todo.items() if k in keep or k.startswith(("weights", "BM25"))}
     runs: dict[str, list] = {label: [] for label in todo}
     latency: dict[str, list[float]] = {
-        "pix (every step)": [], "none (before)": [], "without quoted": []
+        "pix (every step)": [], "none (before)": [], "without quoted": [], "without exports": []
     }  # fmt: skip
     for short in names:
         opened = open_repo(short, variant)

@@ -7,11 +7,11 @@ import json
 import numpy as np
 
 from pix.ingest.terms import code_terms, hyphenated_names, query_terms
-from pix.retrieve import commit_log, component, evidence, named
+from pix.retrieve import commit_log, component, evidence, exports, named
 from pix.retrieve.hits import Hit, hits_of_rows
 from pix.retrieve.priors import ROLE_FACTORS, path_role
 from pix.retrieve.route import SQL_CHANNELS, Route
-from pix.store import search_sql
+from pix.store import codec, search_sql
 from pix.store.db import Store
 from pix.store.fts import fts_string
 
@@ -47,6 +47,16 @@ STATEMENTS = {
     ("given_scoped", "rrf"): search_sql.SEARCH_RRF_GIVEN_SCOPED,
     ("given_scoped", "dbsf"): search_sql.SEARCH_DBSF_GIVEN_SCOPED,
 }
+
+
+def _reader(store: Store, snapshot_id: int) -> exports.Reader:
+    """A file's (blob sha, text) in the snapshot, or None."""
+
+    def read(path: str) -> tuple[str, str] | None:
+        row = store.conn.execute(search_sql.SNAPSHOT_FILE_CONTENT, (snapshot_id, path)).fetchone()
+        return (row[0], codec.unpack(row[1], row[2])) if row else None
+
+    return read
 
 
 def search(
@@ -117,9 +127,8 @@ def search(
             scope = [
                 row[0] for row in store.conn.execute(search_sql.SNAPSHOT_PATHS, (snapshot_id,))
             ]
-        files = [
-            named.NamedFile(p, s, line) for p, s, line in evidence.evidence_files(issue, scope)
-        ]
+        found = evidence.evidence_files(issue, scope, _reader(store, snapshot_id))
+        files = [named.NamedFile(p, s, line) for p, s, line in found]
         hits = named.fuse(
             store.conn, snapshot_id, hits, files, "evidence", weights["evidence"], RRF_K, priors
         )

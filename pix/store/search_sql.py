@@ -304,6 +304,11 @@ SEARCH_RRF_GIVEN_SCOPED = _GIVEN_SCOPED + _RRF + _FUSE
 SEARCH_DBSF_GIVEN_SCOPED = _GIVEN_SCOPED + _DBSF + _FUSE
 
 SNAPSHOT_PATHS = "SELECT path FROM snapshot_file WHERE snapshot_id = ? ORDER BY path"
+# A file's text in a snapshot (the evidence channel reads packages' re-exports).
+SNAPSHOT_FILE_CONTENT = """
+SELECT b.sha, b.content, b.text_size FROM snapshot_file f JOIN blob b ON b.sha = f.blob_sha
+WHERE f.snapshot_id = ? AND f.path = ?
+"""
 # The history prior's counts of the candidates' paths (pix/retrieve/history.py).
 RECENT_COMMITS_OF_PATHS = """
 SELECT path, recent_commits FROM snapshot_file
