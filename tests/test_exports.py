@@ -10,107 +10,167 @@ from pix.query import QueryEngine, QueryRequest
 from pix.retrieve import evidence, exports
 
 
-def files_of(tree: dict[str, str]) -> exports.Files:
-    """A snapshot of `tree` (path -> text) as imports see it."""
+class Tree:
+    """A snapshot of `files` (path -> text) as imports see it, counting the modules looked up
+    and the texts read. Each tree's blobs are its own (pix remembers summaries by blob)."""
 
-    def absolute(module: str) -> str | None:
-        stem = module.replace(".", "/")
-        return next((p for p in (stem + ".py", stem + "/__init__.py") if p in tree), None)
+    count = 0
 
-    return exports.Files(
-        lambda path: (f"sha-{path}-{hash(tree[path])}", tree[path]) if path in tree else None,
-        tree.__contains__,
-        absolute,
-    )
+    def __init__(self, files: dict[str, str]) -> None:
+        Tree.count += 1
+        self.tag, self.files, self.looked, self.reads = Tree.count, files, 0, 0
+        self.python = exports.Files(frozenset(files), self.blob, self.text)
+
+    def blob(self, path: str) -> tuple[str, int] | None:
+        self.looked += 1
+        return (f"{self.tag}:{path}", len(self.files[path])) if path in self.files else None
+
+    def text(self, sha: str) -> str:
+        self.reads += 1
+        return self.files[sha.split(":", 1)[1]]
+
+    def exported(self, name: str) -> tuple[str, int] | None:
+        return exports.exported(name, self.python)
 
 
-def origin(tree: dict[str, str], path: str, name: str) -> tuple[str, int] | None:
-    return exports.origin(path, name, files_of(tree))
+OPS_SMALL = "import numpy\n\n\ndef where(c, x, y):\n    pass\n\n\ndef mask(x):\n    pass\n"
 
 
 def test_an_explicit_import_resolves_to_the_defining_module_and_line():
-    tree = {
-        "pkg/__init__.py": "from .core.ops import where\nfrom .core.ops import mask as hide\n",
-        "pkg/core/__init__.py": "",
-        "pkg/core/ops.py": (
-            "import numpy\n\n\ndef where(c, x, y):\n    pass\n\n\ndef mask(x):\n    pass\n"
-        ),
-    }
-    assert origin(tree, "pkg/__init__.py", "where") == ("pkg/core/ops.py", 4)
+    tree = Tree(
+        {
+            "pkg/__init__.py": "from .core.ops import where\nfrom .core.ops import mask as hide\n",
+            "pkg/core/__init__.py": "",
+            "pkg/core/ops.py": OPS_SMALL,
+        }
+    )
+    assert tree.exported("pkg.where") == ("pkg/core/ops.py", 4)
+    assert tree.exported("pkg.where.attr") == ("pkg/core/ops.py", 4)
     # bound under another name: the name it has where it is defined
-    assert origin(tree, "pkg/__init__.py", "hide") == ("pkg/core/ops.py", 8)
-    assert origin(tree, "pkg/__init__.py", "mask") is None  # not a name of pkg
-    assert origin(tree, "pkg/__init__.py", "numpy") is None
+    assert tree.exported("pkg.hide") == ("pkg/core/ops.py", 8)
+    assert tree.exported("pkg.mask") is None  # not a name of pkg
+    # the module path names it already; a class and a dunder are no evidence
+    assert tree.exported("pkg.core.ops.where") is None
+    assert tree.exported("pkg.Frame") is None and tree.exported("pkg.__version__") is None
 
 
 def test_star_imports_are_searched_for_the_module_that_defines_the_name():
-    tree = {
-        "units/__init__.py": "from .core import *\nfrom .quantity import *\n",
-        "units/core.py": "class Unit:\n    pass\n",
-        "units/quantity.py": "'''Quantities.'''\nQUANTITY_LIMIT = 3\n\nclass Quantity:\n    pass\n",
-    }
-    assert origin(tree, "units/__init__.py", "Quantity") == ("units/quantity.py", 4)
-    assert origin(tree, "units/__init__.py", "QUANTITY_LIMIT") == ("units/quantity.py", 2)
-    assert origin(tree, "units/__init__.py", "Unit") == ("units/core.py", 1)
-
-
-def test_re_exports_chain_through_subpackages_and_both_kinds_of_import():
-    tree = {
-        "src/pkg/__init__.py": "from pkg.core import where\n",  # absolute
-        "src/pkg/core/__init__.py": "from .ops import *\n",
-        "src/pkg/core/ops.py": "from ..util import helper as where\n",  # two dots: pkg/
-        "src/pkg/util.py": "def helper():\n    pass\n",
-    }
-
-    def absolute(module: str) -> str | None:
-        stem = "src/" + module.replace(".", "/")
-        return next((p for p in (stem + ".py", stem + "/__init__.py") if p in tree), None)
-
-    files = exports.Files(
-        lambda p: (p, tree[p]) if p in tree else None, tree.__contains__, absolute
+    tree = Tree(
+        {
+            "units/__init__.py": "from .core import *\nfrom .quantity import *\n",
+            "units/core.py": "def unit(s):\n    pass\n",
+            "units/quantity.py": (
+                '"""Quantities."""\nquantity_limit = 3\n\ndef quantity():\n    pass\n'
+            ),
+        }
     )
-    assert exports.origin("src/pkg/__init__.py", "where", files) == ("src/pkg/util.py", 1)
+    assert tree.exported("units.quantity_limit") == ("units/quantity.py", 2)
+    assert tree.exported("units.unit") == ("units/core.py", 1)
+    assert tree.exported("units.m") is None
+
+
+def test_re_exports_chain_through_subpackages_and_every_kind_of_import(monkeypatch):
+    tree = Tree(
+        {
+            "src/pkg/__init__.py": "from pkg.core import where\nfrom . import helpers\n",
+            "src/pkg/core/__init__.py": "from .ops import *\n",
+            "src/pkg/core/ops.py": "from ..util import helper as where\n",  # two dots: pkg/
+            "src/pkg/util.py": "def helper():\n    pass\n",
+            "src/pkg/helpers.py": "",
+        }
+    )
+    assert tree.exported("pkg.where") == ("src/pkg/util.py", 1)
+    assert tree.exported("pkg.helpers") == ("src/pkg/helpers.py", 0)  # `from . import`
     # one hop fewer than the chain: the file the last import read names, its line unknown
-    assert exports.origin("src/pkg/__init__.py", "where", files, hops=3) == ("src/pkg/util.py", 0)
+    monkeypatch.setattr(exports, "MAX_HOPS", 3)
+    assert tree.exported("pkg.where") == ("src/pkg/util.py", 0)
 
 
-def test_an_imported_submodule_a_try_block_and_files_that_say_nothing():
-    tree = {
+def test_an_absolute_import_is_found_where_the_package_is():
+    tree = Tree(
+        {
+            "pkg/__init__.py": "from numpy import where\nfrom pkg.compat.numpy import clip\n",
+            "pkg/compat/__init__.py": "",
+            "pkg/compat/numpy.py": "def where():\n    pass\n\n\ndef clip():\n    pass\n",
+        }
+    )
+    assert tree.exported("pkg.where") is None  # numpy's, not pkg/compat/numpy.py
+    assert tree.exported("pkg.clip") == ("pkg/compat/numpy.py", 5)
+
+
+def test_a_submodule_a_try_block_and_files_that_say_nothing(monkeypatch):
+    files = {
         "pkg/__init__.py": (
             "from .core import dtypes\n"
             "try:\n    from .fast import speedup\nexcept ImportError:\n"
             "    from .slow import speedup\n"
             "from .gone import vanished\n"
             "from .broken import anything\n"
+            "from .tables import lookup\n"
         ),
         "pkg/core/__init__.py": "",
         "pkg/core/dtypes.py": "NA = None\n",
         "pkg/slow.py": "def speedup():\n    pass\n",
         "pkg/broken.py": "def anything(:\n",
+        "pkg/tables.py": "lookup = {}\n" + "# table\n" * 100,
     }
-    assert origin(tree, "pkg/__init__.py", "dtypes") == ("pkg/core/dtypes.py", 0)
+    tree = Tree(files)
+    assert tree.exported("pkg.dtypes") == ("pkg/core/dtypes.py", 0)
     # the try block's import names no file of the snapshot, its fallback does
-    assert origin(tree, "pkg/__init__.py", "speedup") == ("pkg/slow.py", 1)
-    assert origin(tree, "pkg/__init__.py", "vanished") is None  # no such module
+    assert tree.exported("pkg.speedup") == ("pkg/slow.py", 1)
+    assert tree.exported("pkg.vanished") is None  # no such module
     # a module that does not parse: imported from it, but where in it is unknown
-    assert origin(tree, "pkg/__init__.py", "anything") == ("pkg/broken.py", 0)
-    assert origin(tree, "pkg/missing.py", "x") is None
+    assert tree.exported("pkg.anything") == ("pkg/broken.py", 0)
+    assert tree.exported("pkg.lookup") == ("pkg/tables.py", 1)
+    # a module past MAX_TEXT is not read
+    monkeypatch.setattr(exports, "MAX_TEXT", 500)
+    assert Tree(files).exported("pkg.lookup") == ("pkg/tables.py", 0)
+
+
+def test_a_module_too_deep_for_the_parser_is_not_remembered():
+    # whether it parses depends on the stack of the moment (how deep the chain of imports is)
+    deep = Tree({"pkg/__init__.py": "from .sums import total\n",
+                 "pkg/sums.py": "total = " + "+".join(["1"] * 100_000) + "\n"})  # fmt: skip
+    assert deep.exported("pkg.total") == ("pkg/sums.py", 0)
+    assert deep.exported("pkg.total") == ("pkg/sums.py", 0)
+    assert deep.reads == 3  # __init__.py once, sums.py each time
+
+
+def test_each_module_is_searched_once_and_read_once():
+    # ten subpackages each star-importing the same ten modules: a missing name searches each
+    # module once, and a second question reads nothing
+    files = {
+        "pkg/__init__.py": "".join(f"from .s{i} import *\n" for i in range(10)),
+        **{f"pkg/s{i}/__init__.py": "".join(f"from ..m{j} import *\n" for j in range(10))
+           for i in range(10)},
+        **{f"pkg/m{j}.py": f"from .s{j} import *\nvalue_{j} = {j}\n" for j in range(10)},
+    }  # fmt: skip
+    tree = Tree(files)
+    assert tree.exported("pkg.missing") is None
+    assert tree.looked == tree.reads == len(files)
+    assert tree.exported("pkg.value_7") == ("pkg/m7.py", 2)
+    assert tree.exported("pkg.other") is None
+    assert tree.reads == len(files)
 
 
 def test_imports_that_loop_end():
-    tree = {"a/__init__.py": "from .b import x\n", "a/b.py": "from . import c\nfrom .c import x\n",
-            "a/c.py": "from .b import x\n"}  # fmt: skip
-    assert origin(tree, "a/__init__.py", "x") in (None, ("a/b.py", 0), ("a/c.py", 0))
+    tree = Tree({"a/__init__.py": "from .b import x\n", "a/b.py": "from .c import x\n",
+                 "a/c.py": "from .b import x\nfrom .b import *\n"})  # fmt: skip
+    # b imports x from c, c from b: no file defines it, so the first module binding it from a
+    # file of the snapshot is where it comes from
+    assert tree.exported("a.x") == ("a/b.py", 0)
 
 
 def test_a_reports_imports_bind_short_names_to_modules():
     text = (
-        "```python\n>>> import xarray as xr\nimport astropy.units as u\n"
-        "from astropy import coordinates as coord\nfrom pkg import thing\nimport numpy as np\n```"
+        "```python\n>>> import xarray as xr, numpy as np\nimport astropy.units as u\n"
+        "from astropy import coordinates as coord, constants as const\nfrom pkg import thing\n"
+        "import os\n```"
     )
     bound = exports.aliases(text)
     assert bound == {
-        "xr": "xarray", "u": "astropy.units", "coord": "astropy.coordinates", "np": "numpy"
+        "xr": "xarray", "np": "numpy", "u": "astropy.units", "coord": "astropy.coordinates",
+        "const": "astropy.constants",
     }  # fmt: skip
     assert exports.expand("xr.where", bound) == "xarray.where"
     assert exports.expand("u.Quantity.to", bound) == "astropy.units.Quantity.to"
@@ -199,7 +259,7 @@ def test_a_report_calling_a_packages_function_names_the_module_defining_it(grid)
     assert response["explain"]["shape"] == "issue"
     # `gd` is grid; grid re-exports `where` from grid/core/ops.py, where it is defined; the
     # class the report builds its input with (gd.Frame) is named by every report of the
-    # package and is no evidence (evidence.EXPORTED_CLASSES)
+    # package and is no evidence (exports.CLASSES)
     assert evidence_ranks(response) == {"grid/core/ops.py": 1}
     saved = evidence.STEPS
     evidence.STEPS = saved - {"exports"}
@@ -224,12 +284,13 @@ def test_the_defining_chunk_takes_the_evidence(grid):
     assert inside[0]["explain"]["channels"]["evidence"]["contribution"] > max(part)
 
 
-def test_evidence_files_read_re_exports_only_with_a_reader():
-    paths = sorted(GRID)
-    tree = dict(GRID)
-    read = files_of(tree).read
-    ev = evidence.extract("see gd.where and grid.read_grid, grid.__version__, gd.Frame\n" * 1)
+def test_evidence_files_read_re_exports_with_the_snapshots_files_only():
+    python = Tree(GRID).python
+    ev = evidence.extract("see gd.where and grid.read_grid, grid.__version__, gd.Frame\n")
     ev.bound = {"gd": "grid"}
-    named = {p: line for p, _, line in evidence.evidence_files(ev, paths, read)}
+    named = {p: line for p, _, line in evidence.evidence_files(ev, sorted(GRID), python)}
     assert named == {"grid/core/ops.py": WHERE_LINE, "grid/io/readers.py": 1}
-    assert evidence.evidence_files(ev, paths) == []
+    assert evidence.evidence_files(ev, sorted(GRID)) == []
+    # a path filter without the package's __init__.py: the chain is read all the same
+    inside = ["grid/core/ops.py", "grid/core/frame.py"]
+    assert [p for p, _, _ in evidence.evidence_files(ev, inside, python)] == ["grid/core/ops.py"]

@@ -44,12 +44,6 @@ PATH_WEIGHT = 2.0
 MODULE_WEIGHT = 1.5
 REPEAT_WEIGHT = 0.25  # each further mention of the same file
 MAX_CANDIDATES = 3  # a bare name matching more files than this names none of them
-# Whether a package's class the report calls names the module defining it, as its functions do
-# (`xr.DataArray` as `xr.where`): nearly every report of a package builds its input from the
-# package's main classes, whose modules then stood above the file the report is about (issueloc
-# static-only Acc@1 / Acc@5 / Acc@10: 0.578 / 0.776 / 0.810 without classes, 0.560 / 0.767 /
-# 0.810 with them, 0.569 / 0.767 / 0.793 without re-exports; bench/README.md, forty-fifth session).
-EXPORTED_CLASSES = False
 
 _EXT = (
     r"(?:py|pyi|pyx|pxd|c|h|cc|cpp|hpp|js|jsx|ts|tsx|go|rs|java|kt|rb|php|cs|swift|sh|lua"
@@ -286,43 +280,12 @@ def framed_files(in_frames: list[Frame], paths: list[str]) -> set[str]:
     return {path for named in found if len(named) <= MAX_CANDIDATES for path in named}
 
 
-def _exported(
-    name: str, index: dict[str, list[str]], held: set[str], read: exports.Reader
-) -> tuple[str, int] | None:
-    """The module file and line a dotted name reaches through a package's re-exports
-    (`xarray.where` -> xarray/core/computation.py, where `where` is defined), or None: the
-    longest prefix of the name that is a package (its `__init__.py` a file of the snapshot,
-    found as `_resolve` finds modules) and the next part one of its names."""
-    parts = name.split(".")
-
-    def absolute(module: str) -> str | None:
-        stem = module.replace(".", "/")
-        for candidate in (stem + ".py", stem + "/__init__.py"):
-            found = _resolve(candidate, index, whole=True)
-            if len(found) == 1:
-                return found[0]
-        return None
-
-    files = exports.Files(read, held.__contains__, absolute)
-    for n in range(len(parts) - 1, 0, -1):
-        attribute = parts[n]
-        if attribute.startswith("__"):
-            return None  # `astropy.__version__`: every package has one
-        if not EXPORTED_CLASSES and attribute[:1].isupper():
-            return None  # a class, by Python's naming convention
-        found = _resolve("/".join(parts[:n]) + "/__init__.py", index, whole=True)
-        if len(found) == 1:
-            hit = exports.origin(found[0], attribute, files)
-            return hit if hit and hit[0] != found[0] else None
-    return None
-
-
 def evidence_files(
-    ev: Evidence, paths: list[str], read: exports.Reader | None = None
+    ev: Evidence, paths: list[str], python: exports.Files | None = None
 ) -> list[tuple[str, float, int | None]]:
     """Files of `paths` the evidence names: (path, score, a line it names or None), best
-    first, ties by path. `read`: a file's text in the snapshot, for the re-exports of
-    packages (without it a dotted name names only the module file it spells)."""
+    first, ties by path. `python`: the whole snapshot's files, for the re-exports of packages
+    (without it a dotted name names only the module file it spells)."""
     index = _suffix_index(paths)
     held = set(paths)
     mentions: dict[str, list[float]] = {}
@@ -346,13 +309,14 @@ def evidence_files(
         credit(_resolve(mention, index), PATH_WEIGHT)
     for name in ev.modules:
         name = exports.expand(name, ev.bound)
-        # A package's name is where it is defined (`astropy.units.Quantity`: units/quantity.py,
-        # not units/__init__.py); a module's own file otherwise.
-        origin = _exported(name, index, held, read) if read and "exports" in STEPS else None
-        if origin is not None:
-            credit([origin[0]], MODULE_WEIGHT)
-            if origin[1]:
-                line.setdefault(origin[0], origin[1])
+        # A package's function is where it is defined (`xarray.where`: core/computation.py,
+        # which a path filter may hold without xarray/__init__.py); a module's own file else.
+        defined = exports.exported(name, python) if python and "exports" in STEPS else None
+        if defined is not None:
+            if defined[0] in held:
+                credit([defined[0]], MODULE_WEIGHT)
+                if defined[1]:
+                    line.setdefault(defined[0], defined[1])
             continue
         for candidate in _module_paths(name):
             if credit(_resolve(candidate, index, whole=True), MODULE_WEIGHT):

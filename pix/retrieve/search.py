@@ -49,14 +49,17 @@ STATEMENTS = {
 }
 
 
-def _reader(store: Store, snapshot_id: int) -> exports.Reader:
-    """A file's (blob sha, text) in the snapshot, or None."""
+def _python_files(store: Store, snapshot_id: int, paths: list[str]) -> exports.Files:
+    """The snapshot's files (`paths`: all of them) as a package's imports read them."""
 
-    def read(path: str) -> tuple[str, str] | None:
-        row = store.conn.execute(search_sql.SNAPSHOT_FILE_CONTENT, (snapshot_id, path)).fetchone()
-        return (row[0], codec.unpack(row[1], row[2])) if row else None
+    def blob(path: str) -> tuple[str, int] | None:
+        row = store.conn.execute(search_sql.SNAPSHOT_FILE_BLOB, (snapshot_id, path)).fetchone()
+        return (row[0], row[1]) if row else None
 
-    return read
+    def text(sha: str) -> str:
+        return codec.unpack(*store.conn.execute(search_sql.BLOB_CONTENT, (sha,)).fetchone())
+
+    return exports.Files(frozenset(paths), blob, text)
 
 
 def search(
@@ -122,12 +125,9 @@ def search(
     statement = STATEMENTS[(scope, "dbsf" if fusion == "dbsf" else "rrf")]
     hits = hits_of_rows(store.conn.execute(statement, params).fetchall())
     if issue is not None and "files" in evidence.STEPS and weights.get("evidence", 0.0) > 0:
-        scope = paths
-        if scope is None:
-            scope = [
-                row[0] for row in store.conn.execute(search_sql.SNAPSHOT_PATHS, (snapshot_id,))
-            ]
-        found = evidence.evidence_files(issue, scope, _reader(store, snapshot_id))
+        every = [row[0] for row in store.conn.execute(search_sql.SNAPSHOT_PATHS, (snapshot_id,))]
+        python = _python_files(store, snapshot_id, every)
+        found = evidence.evidence_files(issue, every if paths is None else paths, python)
         files = [named.NamedFile(p, s, line) for p, s, line in found]
         hits = named.fuse(
             store.conn, snapshot_id, hits, files, "evidence", weights["evidence"], RRF_K, priors

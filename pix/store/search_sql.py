@@ -304,9 +304,10 @@ SEARCH_RRF_GIVEN_SCOPED = _GIVEN_SCOPED + _RRF + _FUSE
 SEARCH_DBSF_GIVEN_SCOPED = _GIVEN_SCOPED + _DBSF + _FUSE
 
 SNAPSHOT_PATHS = "SELECT path FROM snapshot_file WHERE snapshot_id = ? ORDER BY path"
-# A file's text in a snapshot (the evidence channel reads packages' re-exports).
-SNAPSHOT_FILE_CONTENT = """
-SELECT b.sha, b.content, b.text_size FROM snapshot_file f JOIN blob b ON b.sha = f.blob_sha
+# A file's blob in a snapshot and its text's size (the evidence channel reads packages'
+# re-exports, the text by BLOB_CONTENT only when no summary of the blob is remembered).
+SNAPSHOT_FILE_BLOB = """
+SELECT b.sha, b.text_size FROM snapshot_file f JOIN blob b ON b.sha = f.blob_sha
 WHERE f.snapshot_id = ? AND f.path = ?
 """
 # The history prior's counts of the candidates' paths (pix/retrieve/history.py).
