@@ -16,7 +16,7 @@ import pytest
 
 from pix.index import index_repository
 from pix.ingest.embed import Embedder
-from pix.query import QueryRequest, query
+from pix.query import QueryEngine, QueryRequest, query
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "pix tests",
@@ -209,6 +209,15 @@ def indexed_repo(base: Path, files: dict[str, str | bytes], embedder) -> tuple[P
     db = base / "index.db"
     index_repository(str(root), str(db), embedder=embedder)
     return root, db
+
+
+def opened_engine(tmp_path_factory, name: str, files: dict[str, str | bytes], embedder):
+    """`indexed_repo` of `files` in a folder called `name`, opened as a QueryEngine and closed
+    after: what a module fixture yields from."""
+    root, db = indexed_repo(tmp_path_factory.mktemp(name), files, embedder)
+    engine = QueryEngine(db=str(db), cwd=str(root))
+    yield engine
+    engine.close()
 
 
 def keyword_indexed(base: Path, files: dict[str, str | bytes]) -> Path:

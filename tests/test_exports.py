@@ -4,9 +4,9 @@ the module that defines it, and an issue that calls `gd.where(...)` names that m
 from __future__ import annotations
 
 import pytest
-from conftest import indexed_repo
+from conftest import opened_engine
 
-from pix.query import QueryEngine, QueryRequest
+from pix.query import QueryRequest
 from pix.retrieve import evidence, exports
 
 
@@ -247,10 +247,7 @@ def evidence_ranks(response: dict) -> dict[str, int]:
 
 @pytest.fixture(scope="module")
 def grid(tmp_path_factory, embedder):
-    root, db = indexed_repo(tmp_path_factory.mktemp("exports"), GRID, embedder)
-    engine = QueryEngine(db=str(db), cwd=str(root))
-    yield engine
-    engine.close()
+    yield from opened_engine(tmp_path_factory, "exports", GRID, embedder)
 
 
 def test_a_report_calling_a_packages_function_names_the_module_defining_it(grid):

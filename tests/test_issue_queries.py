@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 import numpy as np
 import pytest
-from conftest import indexed_repo
+from conftest import opened_engine
 
 from pix.query import QueryEngine, QueryRequest
 from pix.retrieve import evidence, titled
@@ -132,10 +132,7 @@ I think `round_price` should not return None for a zero amount. Python 3.12, sho
 
 def shop_engine(tmp_path_factory, embedder, name: str, extra: dict[str, str] | None = None):
     """The shop repository (with `extra` files) indexed and opened, closed after the module."""
-    root, db = indexed_repo(tmp_path_factory.mktemp(name), {**FILES, **(extra or {})}, embedder)
-    engine = QueryEngine(db=str(db), cwd=str(root))
-    yield engine
-    engine.close()
+    yield from opened_engine(tmp_path_factory, name, {**FILES, **(extra or {})}, embedder)
 
 
 @pytest.fixture(scope="module")

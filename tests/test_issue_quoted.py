@@ -6,11 +6,10 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 import pytest
-from conftest import indexed_repo
+from conftest import opened_engine
 from test_issue_queries import COUPONS as SHOP_COUPONS
 from test_issue_queries import ask, files
 
-from pix.query import QueryEngine
 from pix.retrieve import phrase
 from pix.retrieve.route import shape_of
 
@@ -80,10 +79,7 @@ Expected: checkout goes on without a coupon.
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory, embedder):
-    root, db = indexed_repo(tmp_path_factory.mktemp("quoted"), FILES, embedder)
-    engine = QueryEngine(db=str(db), cwd=str(root))
-    yield engine
-    engine.close()
+    yield from opened_engine(tmp_path_factory, "quoted", FILES, embedder)
 
 
 @contextmanager
