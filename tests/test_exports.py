@@ -11,15 +11,20 @@ from pix.retrieve import evidence, exports
 
 
 class Tree:
-    """A snapshot of `files` (path -> text) as imports see it, counting the modules looked up
-    and the texts read. Each tree's blobs are its own (pix remembers summaries by blob)."""
+    """A snapshot of `files` (path -> text) as imports see it, counting the listings, the
+    modules looked up and the texts read. Each tree's blobs are its own (pix remembers
+    summaries by blob)."""
 
     count = 0
 
     def __init__(self, files: dict[str, str]) -> None:
         Tree.count += 1
-        self.tag, self.files, self.looked, self.reads = Tree.count, files, 0, 0
-        self.python = exports.Files(frozenset(files), self.blob, self.text)
+        self.tag, self.files, self.looked, self.reads, self.listed = Tree.count, files, 0, 0, 0
+        self.python = exports.Files(self.listing, self.blob, self.text)
+
+    def listing(self) -> list[str]:
+        self.listed += 1
+        return list(self.files)
 
     def blob(self, path: str) -> tuple[str, int] | None:
         self.looked += 1
@@ -291,3 +296,15 @@ def test_evidence_files_read_re_exports_with_the_snapshots_files_only():
     # a path filter without the package's __init__.py: the chain is read all the same
     inside = ["grid/core/ops.py", "grid/core/frame.py"]
     assert [p for p, _, _ in evidence.evidence_files(ev, inside, python)] == ["grid/core/ops.py"]
+
+
+def test_the_snapshot_is_listed_only_for_a_report_naming_a_package_and_once():
+    tree = Tree(GRID)
+    plain = evidence.extract("the frame loses its attributes in `combine`\n")
+    assert evidence.evidence_files(plain, sorted(GRID), tree.python) == []
+    assert tree.listed == 0
+    named = evidence.extract("import grid as gd\ngd.where(f, f, 0) and gd.concat([f])\n")
+    assert [p for p, _, _ in evidence.evidence_files(named, sorted(GRID), tree.python)] == [
+        "grid/core/ops.py"
+    ]
+    assert tree.listed == 1

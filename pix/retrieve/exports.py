@@ -73,12 +73,17 @@ def expand(name: str, bound: dict[str, str]) -> str:
 
 @dataclass(frozen=True)
 class Files:
-    """A snapshot's files as imports see them: every path, a path's (blob sha, text size), and a
-    blob's text (read only when its summary is not remembered)."""
+    """A snapshot's files as imports see them: its paths (listed only when a report names a
+    package: most do not), a path's (blob sha, text size), and a blob's text (read only when
+    its summary is not remembered)."""
 
-    paths: frozenset[str]
+    listing: Callable[[], list[str]]
     blob: Callable[[str], tuple[str, int] | None]
     text: Callable[[str], str]
+
+    @cached_property
+    def paths(self) -> frozenset[str]:
+        return frozenset(self.listing())
 
     def packages(self, dotted_path: str) -> list[str]:
         """The `__init__.py` files of the snapshot a package's folders end in (`pkg/sub` ->

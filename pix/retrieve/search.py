@@ -49,8 +49,13 @@ STATEMENTS = {
 }
 
 
-def _python_files(store: Store, snapshot_id: int, paths: list[str]) -> exports.Files:
-    """The snapshot's files (`paths`: all of them) as a package's imports read them."""
+def _snapshot_paths(store: Store, snapshot_id: int) -> list[str]:
+    return [row[0] for row in store.conn.execute(search_sql.SNAPSHOT_PATHS, (snapshot_id,))]
+
+
+def _python_files(store: Store, snapshot_id: int, every: list[str] | None) -> exports.Files:
+    """The snapshot's files as a package's imports read them (`every`: its paths, if listed
+    already; else listed when a report names a package)."""
 
     def blob(path: str) -> tuple[str, int] | None:
         row = store.conn.execute(search_sql.SNAPSHOT_FILE_BLOB, (snapshot_id, path)).fetchone()
@@ -59,7 +64,10 @@ def _python_files(store: Store, snapshot_id: int, paths: list[str]) -> exports.F
     def text(sha: str) -> str:
         return codec.unpack(*store.conn.execute(search_sql.BLOB_CONTENT, (sha,)).fetchone())
 
-    return exports.Files(frozenset(paths), blob, text)
+    listing = (
+        (lambda: every) if every is not None else (lambda: _snapshot_paths(store, snapshot_id))
+    )
+    return exports.Files(listing, blob, text)
 
 
 def search(
@@ -125,9 +133,9 @@ def search(
     statement = STATEMENTS[(scope, "dbsf" if fusion == "dbsf" else "rrf")]
     hits = hits_of_rows(store.conn.execute(statement, params).fetchall())
     if issue is not None and "files" in evidence.STEPS and weights.get("evidence", 0.0) > 0:
-        every = [row[0] for row in store.conn.execute(search_sql.SNAPSHOT_PATHS, (snapshot_id,))]
+        every = _snapshot_paths(store, snapshot_id) if paths is None else None
         python = _python_files(store, snapshot_id, every)
-        found = evidence.evidence_files(issue, every if paths is None else paths, python)
+        found = evidence.evidence_files(issue, paths if every is None else every, python)
         files = [named.NamedFile(p, s, line) for p, s, line in found]
         hits = named.fuse(
             store.conn, snapshot_id, hits, files, "evidence", weights["evidence"], RRF_K, priors
