@@ -17,7 +17,8 @@ heading to the next heading, are left out of everything the issue is searched by
 title counts TITLE_WEIGHT times in the meaning vectors; `images`: pasted screenshots are left out;
 `urls`: a link gives BM25's term selection only the file it points at; `exports`: a package's
 name the report calls (`xr.where`) names the module it is defined in, pix/retrieve/exports.py;
-and `without outline`:
+`cited`: an issue number the report cites (`#7964`) names the files that past commits citing it
+changed, pix/retrieve/commit_log.py `cited_changes`; and `without outline`:
 the outline step of pix/retrieve/outline.py off; `without tested`: no test lends its score to
 the file it tests, pix/retrieve/tested.py; `without titled`: no bonus for a file the title
 names, pix/retrieve/titled.py; `without quoted`: no vote for the chunks holding a message the
@@ -31,8 +32,9 @@ indexed in it, are skipped with a note on stderr.
 
 Latency: `--latency N` issues per repository, cut to 2,000 characters, each asked once with a
 warm engine (open, model loaded, another issue asked before), with every step, with none,
-without the quoted messages and without the re-exports, in turns (each issue starts with the next
-variant); the median and p90 in ms of the whole `QueryEngine.query` call.
+without the quoted messages, without the re-exports and without the cited numbers, in turns
+(each issue starts with the next variant); the median and p90 in ms of the whole
+`QueryEngine.query` call.
 Progress on stderr, tables on stdout.
 """
 
@@ -157,7 +159,8 @@ def main(argv: list[str] | None = None) -> None:
         todo = {k: v for k, v in todo.items() if k in keep or k.startswith(("weights", "BM25"))}
     runs: dict[str, list] = {label: [] for label in todo}
     latency: dict[str, list[float]] = {
-        "pix (every step)": [], "none (before)": [], "without quoted": [], "without exports": []
+        "pix (every step)": [], "none (before)": [], "without quoted": [], "without exports": [],
+        "without cited": [],
     }  # fmt: skip
     for short in names:
         opened = open_repo(short, variant)

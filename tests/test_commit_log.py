@@ -350,7 +350,7 @@ def test_a_log_read_by_another_rule_is_read_again_at_the_same_commit(
     assert worktree(db) == snapshot_id
     assert sorted(snapshot_log(db, snapshot_id)) == subjects
     assert rows(db, "SELECT log_commits, log_rule FROM snapshot WHERE id = ?", snapshot_id) == [
-        (len(subjects), f"newest 1000 commits of 1-{now} files")
+        (len(subjects), f"newest 1000 commits of 1-{now} files, a merge by its first parent's diff")
     ]
 
 
@@ -380,7 +380,7 @@ def test_a_log_read_before_the_rule_was_recorded_is_read_again(two_sizes, embedd
     conn.close()
     index_by_rule(root, db, embedder, 1)
     assert rows(db, "SELECT log_rule FROM snapshot WHERE id = ?", snapshot_id) == [
-        ("newest 1000 commits of 1-1 files",)
+        ("newest 1000 commits of 1-1 files, a merge by its first parent's diff",)
     ]
 
 

@@ -8,7 +8,9 @@ per snapshot, from the commits reachable from the snapshot's commit and committe
 WINDOW_DAYS before it, so asking at an old commit (`pix index --at`) counts that commit's past,
 not today's.
 
-Merges count nothing (`git log` lists no files for them), a rename starts a new count (no
+Merges count nothing (`git log` lists no files for them unless asked for a diff, as the log
+channel's reading asks, pix/ingest/commit_log.py: a merge's files are its branch's, counted
+already by the branch's own commits), a rename starts a new count (no
 rename detection: it costs a diff per commit), and at most MAX_COMMITS commits are read, so a
 repository with tens of thousands of commits a year is counted over its newest ones. A shallow
 clone counts what it holds: its boundary commit lists every file once, which shifts every file
@@ -46,8 +48,8 @@ def log(
     newest first; with `paths`, only the commits that changed them, and only those paths.
     `form` must print no NUL (no git placeholder does)."""
     # Each commit prints NUL, its form, NUL, then its paths each ended by NUL, the first after
-    # a newline (a merge prints none). A path is never empty and may hold any other byte, so
-    # an empty field is what starts a commit.
+    # a newline (a merge prints none, unless `args` ask for its diff). A path is never empty
+    # and may hold any other byte, so an empty field is what starts a commit.
     # With paths, --full-history: git's default simplification would drop a side branch's
     # commits when a merge kept the other parent's version, which the whole-tree pass counts.
     paths = list(paths)

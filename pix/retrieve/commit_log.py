@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import apsw
 
 from pix.retrieve.named import NamedFile
+from pix.store.fts import fts_string
 
 CHANNEL = "log"
 TOP_COMMITS = 20  # the subjects that vote
@@ -33,6 +35,12 @@ LIMIT = 20  # files the channel may name, as many as the path channel
 MIN_SHARE = 0.01  # a file of fewer votes than this share of the first's adds nothing visible
 SHOWN = 3  # the commits an explanation names for a file, best match first
 SHA_CHARS = 12
+# An issue or pull request cited as GitHub and GitLab link it (`Fix #7964: ...`, `Implement
+# integrate (#2653)`, a report's `a followup to #7964`): not `owner/repo#12` (another
+# repository's; `PR#12` is not read either), an HTML entity (`&#8212;`), a number led by 0 (never
+# a link), a CSS colour (`#fff`, `#333;`) or a one-digit list marker. Seven digits at most: no
+# repository has ten million issues.
+CITATION = re.compile(r"(?<![\w/&#;])#([1-9][0-9]{1,6})\b(?!;)")
 
 # The snapshot's commits whose subject holds any of the terms, best first (bm25() is lower
 # for a better match; ties by commit id, so the answer does not depend on FTS5's order).
@@ -103,3 +111,51 @@ def log_files(
         for path, vote in ranked
         if vote >= MIN_SHARE * top
     ]
+
+
+# --- commits a report cites -------------------------------------------------------------------
+
+# The snapshot's commits whose subject holds any of the numbers (:fts, an OR of quoted numbers),
+# newest first; the subject is read again to see that it cites one (`#7964`, not a version).
+SUBJECTS_WITH_NUMBERS = """
+SELECT l.commit_id, c.subject
+FROM log_commit_fts JOIN snapshot_log_commit l
+  ON l.commit_id = log_commit_fts.rowid AND l.snapshot_id = :snapshot
+JOIN log_commit c ON c.id = l.commit_id
+WHERE log_commit_fts MATCH :fts
+ORDER BY c.committed DESC, c.id
+"""
+
+
+def cited_changes(
+    conn: apsw.Connection, snapshot_id: int, numbers: list[str], paths: list[str] | None
+) -> list[tuple[int, list[str]]]:
+    """For each past commit of the snapshot's log whose subject cites one of `numbers` (an
+    issue report's `#7964`: the fix of the issue it follows up, the pull request it says broke
+    something), newest first: how many files it changed, and those of them the snapshot holds
+    (within `paths`, if given)."""
+    if not numbers:
+        return []
+    fts = "subject : (" + " OR ".join(fts_string(n) for n in numbers) + ")"
+    wanted = set(numbers)
+    commits = [
+        commit
+        for commit, subject in conn.execute(
+            SUBJECTS_WITH_NUMBERS, {"snapshot": snapshot_id, "fts": fts}
+        )
+        if wanted & set(CITATION.findall(subject))
+    ]
+    if not commits:
+        return []
+    changed: dict[int, tuple[int, list[str]]] = {}
+    rows = conn.execute(
+        CHANGED_FILES,
+        {
+            "snapshot": snapshot_id,
+            "commits": json.dumps(commits),
+            "paths": json.dumps(paths) if paths is not None else None,
+        },
+    )
+    for commit, path, files in rows:
+        changed.setdefault(commit, (files, []))[1].append(path)
+    return [changed[commit] for commit in commits if commit in changed]

@@ -135,7 +135,12 @@ def search(
     if issue is not None and "files" in evidence.STEPS and weights.get("evidence", 0.0) > 0:
         every = _snapshot_paths(store, snapshot_id) if paths is None else None
         python = _python_files(store, snapshot_id, every)
-        found = evidence.evidence_files(issue, paths if every is None else every, python)
+        cited = (
+            commit_log.cited_changes(store.conn, snapshot_id, issue.cited, paths)
+            if "cited" in evidence.STEPS
+            else []
+        )
+        found = evidence.evidence_files(issue, paths if every is None else every, python, cited)
         files = [named.NamedFile(p, s, line) for p, s, line in found]
         hits = named.fuse(
             store.conn, snapshot_id, hits, files, "evidence", weights["evidence"], RRF_K, priors

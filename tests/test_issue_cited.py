@@ -1,0 +1,214 @@
+"""An issue report citing `#12` names the files the past commits citing #12 changed: the fix
+of the issue it follows up, the pull request it says broke something (the evidence channel,
+pix/retrieve/evidence.py; the commits from the snapshot's git log, pix/retrieve/commit_log.py).
+
+A real git repository in a temp folder, indexed with the real model into real SQLite at its
+head and at its first commit (two snapshots of one database). Six renderers hold the same
+code under different names, so nothing in the report's words tells them apart; its history,
+oldest first:
+- "initial": every file added
+- "Render a one-element tuple with its comma (#12)": shapes/tuples.py and CHANGES.rst
+- "Support Python 3.12": shapes/lists.py (cites no number: 3.12 is a version)
+- "Merge the mapping fix from acme/other#12": shapes/maps.py (another repository's #12)
+- "Fix #30: sets keep their order": shapes/sets.py and shapes/order.py
+- "Bytes are written as literals (#40)": shapes/bytes.py
+- "Keep the comma of nested tuples (#44)": shapes/tuples.py
+- "Merge pull request #50 from someone/lists": a branch's "Write lists with brackets"
+  (shapes/lists.py), merged without fast-forward: the merge cites the number, the commit does
+  not, and the merge's change is what its first parent did not have
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import apsw
+import pytest
+from conftest import commit, git, write
+
+from pix.index import index_repository
+from pix.ingest import commit_log as ingest_log
+from pix.query import QueryEngine, QueryRequest
+from pix.retrieve import commit_log, evidence
+
+KINDS = ("tuples", "lists", "maps", "sets", "order", "bytes")
+RENDERER = '''def render_{kind}(value, depth=0):
+    """Write the value as source text."""
+    parts = []
+    for item in value:
+        parts.append(str(item))
+    return "(" + ", ".join(parts) + ")"
+'''
+# Long enough to be read as a report; its words fit every renderer alike.
+REPORT = """Values are rendered wrongly in signatures {cites}
+
+**Describe the bug**
+A value of the default argument is written as source text, and the text is not what the
+code says. The renderer drops a separator that the value needs, so the documentation
+shows a different value from the one the function has. It happens with nested values and
+with values of one item alike, in every output format we tried.
+
+**To Reproduce**
+Write a function whose default is a value of one item, build the documentation and look
+at the rendered signature.
+"""
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory, embedder) -> tuple[Path, Path, str]:
+    """(work tree, database, the first commit's sha)."""
+    root = tmp_path_factory.mktemp("cited") / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    write(root, {f"shapes/{k}.py": RENDERER.format(kind=k) for k in KINDS})
+    write(root, {"CHANGES.rst": "Changes\n=======\n"})
+    first = commit(root, "initial")
+    for kinds, subject in [
+        (["tuples", "CHANGES"], "Render a one-element tuple with its comma (#12)"),
+        (["lists"], "Support Python 3.12"),
+        (["maps"], "Merge the mapping fix from acme/other#12"),
+        (["sets", "order"], "Fix #30: sets keep their order"),
+        (["bytes"], "Bytes are written as literals (#40)"),
+        (["tuples"], "Keep the comma of nested tuples (#44)"),
+    ]:
+        for kind in kinds:
+            path = root / ("CHANGES.rst" if kind == "CHANGES" else f"shapes/{kind}.py")
+            path.write_text(path.read_text() + f"# {subject}\n")
+        commit(root, subject)
+    git(root, "checkout", "-q", "-b", "side")
+    (root / "shapes/lists.py").write_text(RENDERER.format(kind="lists") + "# brackets\n")
+    commit(root, "Write lists with brackets")
+    git(root, "checkout", "-q", "main")
+    git(root, "merge", "-q", "--no-ff", "-m", "Merge pull request #50 from someone/lists", "side")
+    db = root.parent / "index.db"
+    index_repository(str(root), str(db), at=first, embedder=embedder)
+    index_repository(str(root), str(db), embedder=embedder)
+    return root, db, first
+
+
+@pytest.fixture(scope="module")
+def engine(repo):
+    root, db, _ = repo
+    engine = QueryEngine(db=str(db), cwd=str(root))
+    yield engine
+    engine.close()
+
+
+def named(engine: QueryEngine, cites: str, **options) -> dict[str, float]:
+    """Files the evidence channel names, and the evidence score of each."""
+    request = QueryRequest(REPORT.format(cites=cites), mode="file", explain=True, **options)
+    out = {}
+    for result in engine.query(request)["results"]:
+        channel = result["explain"]["channels"].get("evidence")
+        if channel:
+            out[result["file"]] = channel["score"]
+    return out
+
+
+def test_the_numbers_a_report_cites():
+    text = REPORT.format(cites="(a followup to #7964, see #8265 and #7964 again)")
+    assert evidence.extract(text).cited == ["7964", "8265"]
+    # another repository's, HTML entities, a number led by 0, a colour, a list marker, a link's
+    # fragment: none cites this repository's
+    other = "numpy/numpy#1234 &#1234; &amp;#8212; #012 #fff #1 y#55 https://host/page#12"
+    assert evidence.extract(REPORT.format(cites=other)).cited == []
+    # a CSS colour of digits; a code block's comment
+    css = "color: #333; and\n```\nx = 1  #12 items\n```\nsee #77"
+    assert evidence.extract(REPORT.format(cites=css)).cited == ["77"]
+    many = " ".join(f"#{n}" for n in range(10, 30))
+    assert evidence.extract(REPORT.format(cites=many)).cited == [
+        str(n) for n in range(10, 10 + evidence.CITED_NUMBERS)
+    ]
+
+
+def test_a_cited_number_names_the_code_its_commit_changed(engine):
+    # the commit changed CHANGES.rst too, as most fixes do: a changelog names no code
+    assert list(named(engine, "(a followup to #12)")) == ["shapes/tuples.py"]
+    result = engine.query(QueryRequest(REPORT.format(cites="(a followup to #12)"), mode="file"))
+    assert result["results"][0]["file"] == "shapes/tuples.py"
+
+
+def test_a_version_or_another_repositorys_number_names_nothing(engine):
+    # "#13" is cited by no commit; 3.12 and acme/other#12 hold the number 12 but do not cite it
+    assert named(engine, "(a followup to #13)") == {}
+    assert "shapes/lists.py" not in named(engine, "(a followup to #12)")
+    assert "shapes/maps.py" not in named(engine, "(a followup to #12)")
+
+
+def test_a_commit_shares_its_weight_among_all_it_changed(engine):
+    pair = named(engine, "(since #30 this is broken)")
+    assert set(pair) == {"shapes/sets.py", "shapes/order.py"}
+    alone = named(engine, "(since #40 this is broken)")
+    assert pair["shapes/sets.py"] == pair["shapes/order.py"] == alone["shapes/bytes.py"] / 2
+    # #12 changed the changelog beside the code: the code's share is still half
+    assert named(engine, "(a followup to #12)")["shapes/tuples.py"] == alone["shapes/bytes.py"] / 2
+
+
+def test_a_file_two_cited_commits_changed_is_one_mention(engine):
+    both = named(engine, "(see #12 and #44)")["shapes/tuples.py"]
+    assert both == named(engine, "(see #44)")["shapes/tuples.py"] == evidence.CITED_WEIGHT
+
+
+def test_a_merge_cites_what_its_branch_changed(engine, repo):
+    assert list(named(engine, "(broken since #50)")) == ["shapes/lists.py"]
+    _, db, _ = repo
+    conn = apsw.Connection(str(db))
+    try:
+        merge = conn.execute(
+            "SELECT f.path FROM log_commit c JOIN log_commit_file f ON f.commit_id = c.id"
+            " WHERE c.subject LIKE 'Merge pull request #50%'"
+        ).fetchall()
+    finally:
+        conn.close()
+    assert merge == [("shapes/lists.py",)]
+
+
+def test_a_git_without_merge_diffs_reads_the_log_without_merges(repo, monkeypatch):
+    """git before 2.31 refuses --diff-merges: the log is read as before merges were, and
+    recorded by that rule, never lost."""
+    root, _, _ = repo
+    merged = ingest_log.from_git(root, "HEAD")
+    monkeypatch.setattr(ingest_log, "MERGE_DIFF", "--diff-merges=no-such-mode")
+    plain = ingest_log.from_git(root, "HEAD")
+    subjects = {c[2] for c in merged.commits}
+    assert "Merge pull request #50 from someone/lists" in subjects
+    assert {c[2] for c in plain.commits} == subjects - {"Merge pull request #50 from someone/lists"}
+    assert merged.rule == ingest_log.rule() != plain.rule == ingest_log.rule(merges=False)
+
+
+def test_a_path_filter_keeps_the_files_out_and_the_shares_as_they_were(engine, repo):
+    assert "shapes/tuples.py" not in named(engine, "(a followup to #12)", ignore_paths=["shapes/"])
+    _, db, _ = repo
+    conn = apsw.Connection(str(db))
+    try:
+        (head,) = conn.execute("SELECT max(id) FROM snapshot").fetchone()
+        within = commit_log.cited_changes(conn, head, ["30"], ["shapes/sets.py"])
+        assert within == [(2, ["shapes/sets.py"])]
+        assert commit_log.cited_changes(conn, head, ["30"], None) == [
+            (2, ["shapes/order.py", "shapes/sets.py"])
+        ]
+    finally:
+        conn.close()
+    narrowed = named(engine, "(since #30)", only_paths=["shapes/sets.py"])
+    assert narrowed == {"shapes/sets.py": named(engine, "(since #30)")["shapes/sets.py"]}
+
+
+def test_a_snapshot_cites_only_its_own_past(engine, repo):
+    _, _, first = repo
+    assert named(engine, "(a followup to #12)", at=first) == {}
+
+
+def test_without_the_step_nothing_is_cited(engine, monkeypatch):
+    monkeypatch.setattr(evidence, "STEPS", evidence.STEPS - {"cited"})
+    assert named(engine, "(a followup to #12)") == {}
+
+
+def test_the_same_report_gives_the_same_bytes(engine, repo):
+    root, db, _ = repo
+    request = QueryRequest(REPORT.format(cites="(since #30)"), mode="file", explain=True)
+    again = QueryEngine(db=str(db), cwd=str(root))
+    try:
+        assert json.dumps(engine.query(request)) == json.dumps(again.query(request))
+    finally:
+        again.close()
