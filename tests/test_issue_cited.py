@@ -24,14 +24,19 @@ import json
 from pathlib import Path
 
 import apsw
+import jsonschema
 import pytest
 from conftest import commit, git, write
 
 from pix.index import index_repository
 from pix.ingest import commit_log as ingest_log
+from pix.output.render import explain_line
 from pix.query import QueryEngine, QueryRequest
 from pix.retrieve import commit_log, evidence
 
+SCHEMA = json.loads(
+    (Path(__file__).resolve().parents[1] / "schema" / "query-response.v2.json").read_text()
+)
 KINDS = ("tuples", "lists", "maps", "sets", "order", "bytes")
 RENDERER = '''def render_{kind}(value, depth=0):
     """Write the value as source text."""
@@ -183,15 +188,38 @@ def test_a_path_filter_keeps_the_files_out_and_the_shares_as_they_were(engine, r
     conn = apsw.Connection(str(db))
     try:
         (head,) = conn.execute("SELECT max(id) FROM snapshot").fetchone()
-        within = commit_log.cited_changes(conn, head, ["30"], ["shapes/sets.py"])
-        assert within == [(2, ["shapes/sets.py"])]
-        assert commit_log.cited_changes(conn, head, ["30"], None) == [
-            (2, ["shapes/order.py", "shapes/sets.py"])
-        ]
+        (within,) = commit_log.cited_changes(conn, head, ["30"], ["shapes/sets.py"])
+        assert (within.total, within.paths) == (2, ("shapes/sets.py",))
+        (whole,) = commit_log.cited_changes(conn, head, ["30"], None)
+        assert (whole.total, whole.paths) == (2, ("shapes/order.py", "shapes/sets.py"))
+        assert whole.subject == "Fix #30: sets keep their order"
     finally:
         conn.close()
     narrowed = named(engine, "(since #30)", only_paths=["shapes/sets.py"])
     assert narrowed == {"shapes/sets.py": named(engine, "(since #30)")["shapes/sets.py"]}
+
+
+def test_the_explanation_names_the_citing_commits(engine, repo):
+    request = QueryRequest(REPORT.format(cites="(see #12 and #44)"), mode="file", explain=True)
+    response = engine.query(request)
+    jsonschema.validate(response, SCHEMA)
+    top = response["results"][0]
+    assert top["file"] == "shapes/tuples.py"
+    said = top["explain"]["channels"]["evidence"]["commits"]
+    assert [c["subject"] for c in said] == [
+        "Keep the comma of nested tuples (#44)",
+        "Render a one-element tuple with its comma (#12)",
+    ]  # newest first
+    root, _, _ = repo
+    assert said[0]["sha"] == git(root, "rev-parse", "HEAD~1")[:12]
+    assert said[0]["sha"][:8] in explain_line(top)
+    # a file named only by other evidence (a path) lists no commits
+    named_path = engine.query(
+        QueryRequest(REPORT.format(cites="in shapes/maps.py"), mode="file", explain=True)
+    )
+    jsonschema.validate(named_path, SCHEMA)
+    maps = next(r for r in named_path["results"] if r["file"] == "shapes/maps.py")
+    assert "commits" not in maps["explain"]["channels"]["evidence"]
 
 
 def test_a_snapshot_cites_only_its_own_past(engine, repo):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import dataclass
 
 import apsw
 
@@ -118,7 +119,7 @@ def log_files(
 # The snapshot's commits whose subject holds any of the numbers (:fts, an OR of quoted numbers),
 # newest first; the subject is read again to see that it cites one (`#7964`, not a version).
 SUBJECTS_WITH_NUMBERS = """
-SELECT l.commit_id, c.subject
+SELECT l.commit_id, c.sha, c.subject
 FROM log_commit_fts JOIN snapshot_log_commit l
   ON l.commit_id = log_commit_fts.rowid AND l.snapshot_id = :snapshot
 JOIN log_commit c ON c.id = l.commit_id
@@ -127,24 +128,38 @@ ORDER BY c.committed DESC, c.id
 """
 
 
+@dataclass(frozen=True)
+class Cited:
+    """A past commit whose subject cites a number an issue report cites."""
+
+    sha: str
+    subject: str
+    total: int  # the files it changed
+    paths: tuple[str, ...]  # those of them the snapshot holds (within a path filter)
+
+    def said(self) -> dict[str, str]:
+        """The commit as an explanation names it (as the log channel's commits)."""
+        return {"sha": self.sha[:SHA_CHARS], "subject": self.subject}
+
+
 def cited_changes(
     conn: apsw.Connection, snapshot_id: int, numbers: list[str], paths: list[str] | None
-) -> list[tuple[int, list[str]]]:
-    """For each past commit of the snapshot's log whose subject cites one of `numbers` (an
-    issue report's `#7964`: the fix of the issue it follows up, the pull request it says broke
-    something), newest first: how many files it changed, and those of them the snapshot holds
-    (within `paths`, if given)."""
+) -> list[Cited]:
+    """The past commits of the snapshot's log whose subject cites one of `numbers` (an issue
+    report's `#7964`: the fix of the issue it follows up, the pull request it says broke
+    something) and that changed a file the snapshot holds (within `paths`, if given), newest
+    first."""
     if not numbers:
         return []
     fts = "subject : (" + " OR ".join(fts_string(n) for n in numbers) + ")"
     wanted = set(numbers)
-    commits = [
-        commit
-        for commit, subject in conn.execute(
+    commits = {
+        commit: (sha, subject)
+        for commit, sha, subject in conn.execute(
             SUBJECTS_WITH_NUMBERS, {"snapshot": snapshot_id, "fts": fts}
         )
         if wanted & set(CITATION.findall(subject))
-    ]
+    }
     if not commits:
         return []
     changed: dict[int, tuple[int, list[str]]] = {}
@@ -152,10 +167,14 @@ def cited_changes(
         CHANGED_FILES,
         {
             "snapshot": snapshot_id,
-            "commits": json.dumps(commits),
+            "commits": json.dumps(list(commits)),
             "paths": json.dumps(paths) if paths is not None else None,
         },
     )
     for commit, path, files in rows:
         changed.setdefault(commit, (files, []))[1].append(path)
-    return [changed[commit] for commit in commits if commit in changed]
+    return [
+        Cited(sha, subject, changed[commit][0], tuple(changed[commit][1]))
+        for commit, (sha, subject) in commits.items()
+        if commit in changed
+    ]

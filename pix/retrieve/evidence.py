@@ -26,7 +26,7 @@ import apsw
 
 from pix.ingest.terms import STOPWORDS, query_terms, split_identifier
 from pix.retrieve import exports
-from pix.retrieve.commit_log import CITATION
+from pix.retrieve.commit_log import CITATION, Cited
 from pix.retrieve.frames import Frame, frames, has_frames, without_frames
 from pix.retrieve.priors import path_role
 
@@ -301,13 +301,12 @@ def evidence_files(
     ev: Evidence,
     paths: list[str],
     python: exports.Files | None = None,
-    cited: Iterable[tuple[int, list[str]]] = (),
+    cited: Iterable[Cited] = (),
 ) -> list[tuple[str, float, int | None]]:
     """Files of `paths` the evidence names: (path, score, a line it names or None), best
     first, ties by path. `python`: the whole snapshot's files, for the re-exports of packages
-    (without it a dotted name names only the module file it spells). `cited`: for each past
-    commit whose subject cites a number the report cites, how many files it changed and those
-    the snapshot holds."""
+    (without it a dotted name names only the module file it spells). `cited`: the past
+    commits whose subject cites a number the report cites."""
     index = _suffix_index(paths)
     held = set(paths)
     mentions: dict[str, list[float]] = {}
@@ -344,20 +343,26 @@ def evidence_files(
             if credit(_resolve(candidate, index, whole=True), MODULE_WEIGHT):
                 break
     # A commit names the code it changed (its log keeps commits of up to 20 files), one mention
-    # a file however many cited commits changed it; never the changelog or the build files
-    # that nearly every fix touches (sphinx's CHANGES: 128 of the 147 commits citing a number).
-    by_commits: dict[str, float] = {}
-    for total, changed in cited if "cited" in STEPS else []:
-        for path in changed:
-            if path in held and path_role(path) not in ("docs", "config"):
-                by_commits[path] = max(by_commits.get(path, 0.0), CITED_WEIGHT / total)
-    for path, weight in by_commits.items():
-        mentions.setdefault(path, []).append(weight)
+    # a file however many cited commits changed it.
+    for path, commits in cited_files(cited, held).items():
+        mentions.setdefault(path, []).append(max(CITED_WEIGHT / c.total for c in commits))
     # A file's strongest mention counts, each further one a little: an import of a module the
     # traceback passes through must not outweigh the frame where the error surfaced.
     score = {p: max(w) + REPEAT_WEIGHT * (len(w) - 1) for p, w in mentions.items()}
     ranked = sorted(score.items(), key=lambda kv: (-kv[1], kv[0]))
     return [(path, s, line.get(path)) for path, s in ranked]
+
+
+def cited_files(cited: Iterable[Cited], held: set[str]) -> dict[str, list[Cited]]:
+    """The code files of `held` the cited commits changed, each with those commits (in their
+    order): never the changelog or the build files that nearly every fix touches (sphinx's
+    CHANGES: 128 of the 147 commits citing a number)."""
+    out: dict[str, list[Cited]] = {}
+    for commit in cited if "cited" in STEPS else []:
+        for path in commit.paths:
+            if path in held and path_role(path) not in ("docs", "config"):
+                out.setdefault(path, []).append(commit)
+    return out
 
 
 # --- terms: what BM25 and the identifier channel search for -----------------------------------
