@@ -70,6 +70,19 @@ ORDER BY c.place, c.path
 """
 
 
+def _changed_files(
+    conn: apsw.Connection, snapshot_id: int, commits: list[int], paths: list[str] | None
+) -> list[tuple[int, str, int]]:
+    """(commit, path, files it changed) for the files of `commits` the snapshot holds, within
+    `paths` if given, in the commits' order."""
+    params = {
+        "snapshot": snapshot_id,
+        "commits": json.dumps(commits),
+        "paths": json.dumps(paths) if paths is not None else None,
+    }
+    return conn.execute(CHANGED_FILES, params).fetchall()
+
+
 def log_files(
     conn: apsw.Connection, snapshot_id: int, fts: str, paths: list[str] | None
 ) -> list[NamedFile]:
@@ -87,15 +100,7 @@ def log_files(
     }
     votes: dict[str, float] = {}
     voters: dict[str, list[int]] = {}  # path -> its commits, best match first (as the rows)
-    rows = conn.execute(
-        CHANGED_FILES,
-        {
-            "snapshot": snapshot_id,
-            "commits": json.dumps(list(weight)),
-            "paths": json.dumps(paths) if paths is not None else None,
-        },
-    )
-    for commit, path, files in rows:
+    for commit, path, files in _changed_files(conn, snapshot_id, list(weight), paths):
         votes[path] = votes.get(path, 0.0) + weight[commit] / math.sqrt(files)
         voters.setdefault(path, []).append(commit)
     ranked = sorted(votes.items(), key=lambda item: (-item[1], item[0]))[:LIMIT]
@@ -163,15 +168,7 @@ def cited_changes(
     if not commits:
         return []
     changed: dict[int, tuple[int, list[str]]] = {}
-    rows = conn.execute(
-        CHANGED_FILES,
-        {
-            "snapshot": snapshot_id,
-            "commits": json.dumps(list(commits)),
-            "paths": json.dumps(paths) if paths is not None else None,
-        },
-    )
-    for commit, path, files in rows:
+    for commit, path, files in _changed_files(conn, snapshot_id, list(commits), paths):
         changed.setdefault(commit, (files, []))[1].append(path)
     return [
         Cited(sha, subject, changed[commit][0], tuple(changed[commit][1]))
