@@ -70,6 +70,17 @@ ORDER BY c.place, c.path
 """
 
 
+def _said(sha: str, subject: str) -> dict[str, str]:
+    """A commit as an explanation names it, as `git show` takes it."""
+    return {"sha": sha[:SHA_CHARS], "subject": subject}
+
+
+def explained(commits: list[Cited]) -> tuple[tuple[str, object], ...]:
+    """What a file's explanation adds for the cited commits that changed it (NamedFile's
+    `explained`): the first SHOWN of them, as the log channel's files name theirs."""
+    return (("commits", [_said(c.sha, c.subject) for c in commits[:SHOWN]]),) if commits else ()
+
+
 def _changed_files(
     conn: apsw.Connection, snapshot_id: int, commits: list[int], paths: list[str] | None
 ) -> list[tuple[int, str, int]]:
@@ -95,9 +106,7 @@ def log_files(
         return []
     best = matched[0][1]
     weight = {commit: score / best for commit, score, _, _ in matched}
-    said = {
-        commit: {"sha": sha[:SHA_CHARS], "subject": subject} for commit, _, sha, subject in matched
-    }
+    said = {commit: _said(sha, subject) for commit, _, sha, subject in matched}
     votes: dict[str, float] = {}
     voters: dict[str, list[int]] = {}  # path -> its commits, best match first (as the rows)
     for commit, path, files in _changed_files(conn, snapshot_id, list(weight), paths):
@@ -141,10 +150,6 @@ class Cited:
     subject: str
     total: int  # the files it changed
     paths: tuple[str, ...]  # those of them the snapshot holds (within a path filter)
-
-    def said(self) -> dict[str, str]:
-        """The commit as an explanation names it (as the log channel's commits)."""
-        return {"sha": self.sha[:SHA_CHARS], "subject": self.subject}
 
 
 def cited_changes(

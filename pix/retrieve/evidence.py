@@ -301,12 +301,13 @@ def evidence_files(
     ev: Evidence,
     paths: list[str],
     python: exports.Files | None = None,
-    cited: Iterable[Cited] = (),
+    cited: dict[str, list[Cited]] | None = None,
 ) -> list[tuple[str, float, int | None]]:
     """Files of `paths` the evidence names: (path, score, a line it names or None), best
     first, ties by path. `python`: the whole snapshot's files, for the re-exports of packages
-    (without it a dotted name names only the module file it spells). `cited`: the past
-    commits whose subject cites a number the report cites."""
+    (without it a dotted name names only the module file it spells). `cited`: the code files
+    of `paths` that past commits citing a number the report cites changed, with those commits
+    (`cited_files`)."""
     index = _suffix_index(paths)
     held = set(paths)
     mentions: dict[str, list[float]] = {}
@@ -344,7 +345,7 @@ def evidence_files(
                 break
     # A commit names the code it changed (its log keeps commits of up to 20 files), one mention
     # a file however many cited commits changed it.
-    for path, commits in cited_files(cited, held).items():
+    for path, commits in (cited or {}).items():
         mentions.setdefault(path, []).append(max(CITED_WEIGHT / c.total for c in commits))
     # A file's strongest mention counts, each further one a little: an import of a module the
     # traceback passes through must not outweigh the frame where the error surfaced.

@@ -70,13 +70,6 @@ def _python_files(store: Store, snapshot_id: int, every: list[str] | None) -> ex
     return exports.Files(listing, blob, text)
 
 
-def _cited_said(commits) -> tuple:
-    """The explanation's part for a file cited commits changed: the first SHOWN of them."""
-    if not commits:
-        return ()
-    return (("commits", [c.said() for c in commits[: commit_log.SHOWN]]),)
-
-
 def search(
     store: Store,
     snapshot_id: int,
@@ -148,11 +141,11 @@ def search(
             else []
         )
         held = paths if every is None else every
-        found = evidence.evidence_files(issue, held, python, cited)
+        by_cited = evidence.cited_files(cited, set(held))
+        found = evidence.evidence_files(issue, held, python, by_cited)
         # A file a cited commit changed says which, as the log channel's files do.
-        by = evidence.cited_files(cited, set(held)) if cited else {}
         files = [
-            named.NamedFile(p, s, line, explained=_cited_said(by.get(p, ())))
+            named.NamedFile(p, s, line, explained=commit_log.explained(by_cited.get(p, [])))
             for p, s, line in found
         ]
         hits = named.fuse(
