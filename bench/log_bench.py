@@ -2,6 +2,7 @@
 
     python -m bench.log_bench [--sets lang,questions,exact] [--static-only] [--mirrors DIR]
                               [--weights 0.5,1.5] [--max-files 5,40] [--halves] [--speed]
+                              [--no-merges]
 
 The channel reads the git log before the snapshot's commit. The development databases are
 built from one-commit snapshots (bench/devcorpora.py), which hold no history, so this bench
@@ -13,8 +14,12 @@ asked, with the history prior's counts of the same day (bench/history_bench.py):
   the log of its commit's parent, read from the repository's mirror by pix/ingest/
   commit_log.py itself (the log at the pinned commit holds the very commit asked about, and
   every one after it);
-- the developers' questions (`questions`) and the pasted strings (`exact`) ask with the log
-  at the pinned commit.
+- the developers' questions (`questions`, and `questions-more`, which nothing was tuned on)
+  and the pasted strings (`exact`) ask with the log at the pinned commit.
+
+`--no-merges` reads every log as pix did before the forty-sixth session, a merge listing no
+files (pix/ingest/commit_log.py MERGES): two runs, with it and without, say what reading a
+merge's files as its first parent's diff changes.
 
 Each question's log is the only one in the copy (log_commit holds nothing else), so BM25's
 statistics over the subjects are those `pix index` would have had. pix is asked in file mode,
@@ -104,12 +109,13 @@ def write_log(conn: apsw.Connection, snapshot_id: int, found: ingest_log.Log) ->
 
 
 def queries_of(name: str) -> tuple[str, list[dict]]:
-    """(set whose database answers, queries) for `lang` names, `q:<repo>` and `e:<repo>`."""
+    """(set whose database answers, queries) for `lang` names, `q:<repo>`, `qm:<repo>` and
+    `e:<repo>`."""
     if name.startswith("e:"):
         repo = name[2:]
         return repo, [q for q in devsets.load_set(EXACT)[1] if q["set"] == repo]
     _, _, qs = corpus(name, "")
-    return name.removeprefix("q:"), qs
+    return name.rpartition(":")[2], qs
 
 
 class Variant(NamedTuple):
@@ -231,8 +237,15 @@ def main(argv: list[str] | None = None) -> None:
         help="also each commit set's newer and older half (split at its median year)",
     )
     parser.add_argument("--speed", action="store_true", help="time the log, then stop")
+    parser.add_argument(
+        "--no-merges",
+        action="store_true",
+        help="read every log as before the forty-sixth session, a merge listing no files",
+    )
     args = parser.parse_args(argv)
     devcorpora.set_mirrors(args.mirrors)
+    if args.no_merges:  # run with and without it: what reading merges' files changes
+        ingest_log.MERGES = False
     variant = "-static" if args.static_only else ""
     if args.speed:
         print(speed(variant).render())
@@ -257,7 +270,7 @@ def main(argv: list[str] | None = None) -> None:
     rows: list[tuple[str, dict]] = []
     per_set: list[list[dict]] = []
     halves: list[Halves] = []
-    pooled = {"q:": [[] for _ in labels], "e:": [[] for _ in labels]}
+    pooled = {prefix: [[] for _ in labels] for prefix in ("q:", "qm", "e:")}
     for name in names:
         asked = commit_set(name, variant, todo)
         if not asked:
@@ -275,7 +288,11 @@ def main(argv: list[str] | None = None) -> None:
             halves.append(by_age(name, [q["date"][:4] for q in qs], got[1], got[0]))
     if per_set:
         rows.append(mean_row(per_set, labels))
-    for prefix, title in (("q:", "developers' questions"), ("e:", "exact strings (first)")):
+    for prefix, title in (
+        ("q:", "developers' questions"),
+        ("qm", "questions nobody tuned on (questions-more)"),
+        ("e:", "exact strings (first)"),
+    ):
         runs = pooled[prefix]
         if runs[0]:
             scores = [metrics.evaluate(run) for run in runs]
