@@ -18,14 +18,18 @@ title counts TITLE_WEIGHT times in the meaning vectors; `images`: pasted screens
 `urls`: a link gives BM25's term selection only the file it points at; `exports`: a package's
 name the report calls (`xr.where`) names the module it is defined in, pix/retrieve/exports.py;
 `cited`: an issue number the report cites (`#7964`) names the files that past commits citing it
-changed, pix/retrieve/commit_log.py `cited_changes`; and `without outline`:
+changed, pix/retrieve/commit_log.py `cited_changes`; `links`: a link to a file on a code host
+(`github.com/o/r/blob/<ref>/<path>`) names that file of the snapshot, evidence.py `linked_file`;
+and `without outline`:
 the outline step of pix/retrieve/outline.py off; `without tested`: no test lends its score to
 the file it tests, pix/retrieve/tested.py; `without titled`: no bonus for a file the title
 names, pix/retrieve/titled.py; `without quoted`: no vote for the chunks holding a message the
 report quotes whole, pix/retrieve/phrase.py rank_quoted). `--only` runs the variants
 named (comma-separated labels). `--limits` reruns the full pipeline with other BM25 term caps,
 `--weights` with other weights of the issue route or other values of evidence.py's constants (a
-JSON list of changes: `[{"bm25": 1.5}, {"COMMON_SHARE": 0.02}]`). Databases are devbench's
+JSON list of changes: `[{"bm25": 1.5}, {"COMMON_SHARE": 0.02}]`; `{"refine": 0}`: the
+refinement's transformer may read any number of one file's chunks, pix/retrieve/refine.py
+PER_FILE). Databases are devbench's
 (bench.devcorpora's cache, built by `bench.devbench --reuse` with the same options); this bench
 never builds one: a repository whose database is missing, and an issue whose base commit is not
 indexed in it, are skipped with a note on stderr.
@@ -50,7 +54,7 @@ from bench import devbench, devcorpora, metrics
 from bench.devbench import ISSUE_COLUMNS, ISSUELOC_REPOS, Table
 from bench.quality import rank_files
 from pix.query import QueryEngine
-from pix.retrieve import evidence, outline, phrase, route, tested, titled
+from pix.retrieve import evidence, outline, phrase, refine, route, tested, titled
 from pix.store import search_sql
 
 ALL = evidence.STEPS
@@ -88,6 +92,7 @@ OUTLINE_SHAPES = outline.SHAPES
 TESTED_WEIGHT = tested.WEIGHT
 TITLED_WEIGHT = titled.WEIGHT
 QUOTED_WEIGHT = phrase.ISSUE_WEIGHT
+REFINE_PER_FILE = dict(refine.PER_FILE)
 
 
 def set_steps(steps: frozenset, limit: int, weights: dict | None = None) -> None:
@@ -108,6 +113,10 @@ def set_steps(steps: frozenset, limit: int, weights: dict | None = None) -> None
     # number with that weight
     quoted = weights.pop("quoted", True)
     phrase.ISSUE_WEIGHT = QUOTED_WEIGHT if quoted is True else float(quoted)
+    # "refine": N lets the refinement's transformer read at most N chunks of one file of a
+    # report (0: any number; pix/retrieve/refine.py PER_FILE; static-only databases only)
+    per_file = weights.pop("refine", REFINE_PER_FILE["issue"])
+    refine.PER_FILE = REFINE_PER_FILE | {"issue": int(per_file)}
     for name, value in CONSTANTS.items():
         setattr(evidence, name, weights.get(name, value))
     evidence.STEPS = steps

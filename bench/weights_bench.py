@@ -17,6 +17,9 @@ A SPEC is comma-separated assignments, each `[WHEN:]NAME=VALUE`:
   transformer reads the first pass's best candidates (route.READING; `question.dense` sets its
   weight over the whole corpus only, so static-only any value above 0 changes nothing: 0 turns
   the channel, and so the refinement, off).
+- `refine.question=5`: how many chunks of one file the refinement's transformer may read for a
+  query shape (pix/retrieve/refine.py PER_FILE; 0: any number). Static-only databases only:
+  where every chunk has its transformer vector nothing is read on the spot.
 WHEN limits an assignment to the question- and keyword-shaped queries that read as a change
 description (`change:`: an imperative verb first, `Fix ...`, `Add ...`, or a component prefix,
 `router: ...`; see is_change) or to the others (`plain:`): commit subjects are mostly the first,
@@ -39,7 +42,7 @@ from pathlib import Path
 import pix.query
 from bench import corpora, devbench, devcorpora, devsets, metrics, quality
 from pix.query import QueryEngine
-from pix.retrieve import rank, route
+from pix.retrieve import rank, refine, route
 
 LANG = tuple(devsets.committed_sets("commitloc"))
 SHARED = ("requests", "click")
@@ -63,9 +66,9 @@ def parse_spec(spec: str) -> list[tuple[str | None, str, str, float]]:
         table, dot, key = name.partition(".")
         if not (eq and dot) or when not in ("", "change", "plain"):
             raise SystemExit(f"weights_bench: cannot read {part!r} (see --help)")
-        if table not in ("standout", "reading", "*") and table not in route.WEIGHTS:
+        if table not in ("standout", "reading", "refine", "*") and table not in route.WEIGHTS:
             raise SystemExit(f"weights_bench: no query shape or table {table!r} in {part!r}")
-        if table == "reading" and key not in route.WEIGHTS:
+        if table in ("reading", "refine") and key not in route.WEIGHTS:
             raise SystemExit(f"weights_bench: no query shape {key!r} in {part!r}")
         out.append((when or None, table, key, float(value)))
     return out
@@ -79,6 +82,7 @@ def applied(assignments: list[tuple[str | None, str, str, float]]) -> Iterator[N
     weights = {shape: dict(w) for shape, w in route.WEIGHTS.items()}
     standout = dict(rank.STANDOUT)
     reading = dict(route.READING)
+    per_file = dict(refine.PER_FILE)
     original = pix.query.route
 
     def routed(query: str, channels: list[str] | None = None) -> route.Route:
@@ -87,6 +91,7 @@ def applied(assignments: list[tuple[str | None, str, str, float]]) -> Iterator[N
         rank.STANDOUT.update(standout)
         route.READING.clear()
         route.READING.update(reading)
+        refine.PER_FILE = dict(per_file)
         shape = route.shape_of(query)
         kind = ("change" if is_change(query) else "plain") if shape in NL_SHAPES else None
         for when, table, key, value in assignments:
@@ -97,6 +102,9 @@ def applied(assignments: list[tuple[str | None, str, str, float]]) -> Iterator[N
                 continue
             if table == "reading":
                 route.READING[key] = value
+                continue
+            if table == "refine":
+                refine.PER_FILE[key] = int(value)
                 continue
             for name in route.WEIGHTS if table == "*" else [table]:
                 route.WEIGHTS[name][key] = value
@@ -112,6 +120,7 @@ def applied(assignments: list[tuple[str | None, str, str, float]]) -> Iterator[N
         rank.STANDOUT.update(standout)
         route.READING.clear()
         route.READING.update(reading)
+        refine.PER_FILE = per_file
 
 
 def corpus(name: str, variant: str) -> tuple[Path, Path, list[dict]]:

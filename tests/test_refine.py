@@ -208,6 +208,29 @@ def test_the_candidates_read_are_held_to_a_token_budget(repos, monkeypatch):
     assert sum("dense" in h.channels for h in wide) > read
 
 
+def test_one_file_lends_the_reader_at_most_per_file_chunks(repos, monkeypatch):
+    """A file whose every chunk ranks high (one an issue report names) leaves the other files'
+    best chunks a place among those the transformer reads; the limit is the query shape's."""
+    static, _ = repos
+    question = "shapes and their area and perimeter"
+
+    def read_per_file(limits: dict[str, int]) -> dict[str, int]:
+        monkeypatch.setattr(refine, "PER_FILE", limits)
+        hits, _ = hits_of(static, question)
+        counts: dict[str, int] = {}
+        for hit in hits:
+            if "dense" in hit.channels:
+                counts[hit.path] = counts.get(hit.path, 0) + 1
+        return counts
+
+    anyhow = read_per_file({})
+    assert max(anyhow.values()) > 1  # geometry.py's chunks, without a limit
+    one = read_per_file({route.shape_of(question): 1})
+    assert set(one.values()) == {1}
+    assert set(one) >= set(anyhow)  # the places its chunks took went to other files
+    assert read_per_file({"issue": 1}) == anyhow  # another shape's limit
+
+
 def test_nothing_changes_once_every_chunk_is_embedded(repos):
     _, full = repos
     on, on_warnings = hits_of(full, QUESTION)

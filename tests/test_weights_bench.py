@@ -7,7 +7,7 @@ import pytest
 
 import pix.query
 from bench import weights_bench
-from pix.retrieve import rank, route
+from pix.retrieve import rank, refine, route
 
 
 def test_commit_subjects_read_as_changes_and_questions_do_not():
@@ -42,9 +42,19 @@ def test_a_reading_variant_sets_the_second_pass_weight_and_is_undone():
     assert route.READING == reading
 
 
+def test_a_refine_variant_limits_one_shape_and_is_undone():
+    limits = dict(refine.PER_FILE)
+    with weights_bench.applied(weights_bench.parse_spec("refine.question=3")):
+        pix.query.route("how does the pane get resized on a crash")
+        assert refine.PER_FILE == {**limits, "question": 3}
+    assert refine.PER_FILE == limits
+
+
 @pytest.mark.parametrize(
-    "spec", ["question.dense", "sometimes:question.dense=1", "nope.dense=1", "reading.nope=1"]
-)
+    "spec",
+    ["question.dense", "sometimes:question.dense=1", "nope.dense=1", "reading.nope=1",
+     "refine.nope=1"],
+)  # fmt: skip
 def test_a_spec_it_cannot_read_is_refused(spec):
     with pytest.raises(SystemExit, match="weights_bench"):
         weights_bench.parse_spec(spec)
