@@ -71,7 +71,8 @@ def test_the_links_a_report_makes_to_files():
         "https://github.com/o/r/blame/main/pkg/a.py?plain=1, "
         "https://raw.githubusercontent.com/o/r/v1.2/pkg/b.py, "
         "https://gitlab.com/group/sub/r/-/blob/main/src/c%20d.py, "
-        "https://bitbucket.org/o/r/src/abc/e.py."
+        "https://bitbucket.org/o/r/src/abc/e.py. And https://github.com/o/r/raw/main/f.py, "
+        "**https://github.com/o/r/blob/main/pkg/g.py**"
     )
     assert evidence.extract(text).linked == [
         "df052e7/pkg/mod.py",
@@ -79,6 +80,8 @@ def test_the_links_a_report_makes_to_files():
         "v1.2/pkg/b.py",
         "main/src/c d.py",
         "abc/e.py",
+        "main/f.py",
+        "main/pkg/g.py",
     ]
     # an issue, a pull request, a folder's page, a web page: none is a file of a repository
     pages = (

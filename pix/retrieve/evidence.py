@@ -98,7 +98,7 @@ _URL_FILE = re.compile(r"/([\w.-]+\.[A-Za-z]{1,5})(?:[#?][^/]*)?$")
 # GitLab's and Bitbucket's. Group 1 is the ref and the path together: a branch may hold a
 # slash (`blob/release/4.x/pkg/mod.py`), so where the path starts is found against the snapshot.
 _LINK = re.compile(
-    r"\bhttps?://(?:www\.)?(?:github\.com/[\w.-]+/[\w.-]+/(?:blob|blame)"
+    r"\bhttps?://(?:www\.)?(?:github\.com/[\w.-]+/[\w.-]+/(?:blob|blame|raw)"
     r"|raw\.githubusercontent\.com/[\w.-]+/[\w.-]+"
     r"|gitlab\.com/[\w.-]+(?:/[\w.-]+)+/-/(?:blob|blame|raw)"
     r"|bitbucket\.org/[\w.-]+/[\w.-]+/(?:src|raw))"
@@ -236,7 +236,7 @@ def extract(query: str) -> Evidence:
             continue  # URLs name web pages, not files of the repository
         _add(ev.paths, path)
     for m in _LINK.finditer(text):
-        _add(ev.linked, unquote(m.group(1)).rstrip(".,;:"))
+        _add(ev.linked, unquote(m.group(1)).rstrip(".,;:!*|}"))
     # Outside code blocks: there `#` opens a comment or a colour (`color: #333`), not a link.
     for number in CITATION.findall(_FENCE.sub(" ", text)):
         if len(ev.cited) < CITED_NUMBERS:

@@ -45,7 +45,8 @@ if TYPE_CHECKING:
 # functions ~90 (80 chunks). Measured in bench/README.md ("Refinement").
 REFINE_TOKENS = 8_000
 REFINE_TOP = 100
-# At most this many chunks of one file among them, by query shape (any number for the others).
+# At most this many chunks of one file among the candidates, by query shape (any number for
+# the others; a chunk that has its vector already counts too).
 # A file an issue report names (its evidence channel credits every chunk of the file) filled
 # the budget with its own chunks: sphinx's cpp.py, linked by a report, left c.py to the static
 # tier, which put it 184th. Over the other shapes a limit of 5 cost requests' commit subjects
