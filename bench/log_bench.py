@@ -2,7 +2,7 @@
 
     python -m bench.log_bench [--sets lang,questions,exact] [--static-only] [--mirrors DIR]
                               [--weights 0.5,1.5] [--max-files 5,40] [--halves] [--speed]
-                              [--no-merges]
+                              [--no-merges] [--no-citing]
 
 The channel reads the git log before the snapshot's commit. The development databases are
 built from one-commit snapshots (bench/devcorpora.py), which hold no history, so this bench
@@ -19,7 +19,10 @@ asked, with the history prior's counts of the same day (bench/history_bench.py):
 
 `--no-merges` reads every log as pix did before the forty-sixth session, a merge listing no
 files (pix/ingest/commit_log.py MERGES): two runs, with it and without, say what reading a
-merge's files as its first parent's diff changes.
+merge's files as its first parent's diff changes. `--no-citing` reads every log as pix did
+before the forty-seventh session, without the older commits kept for the issues they cite
+(pix/ingest/commit_log.py CITING = 0): their subjects join the FTS5 table the channel matches
+(and so its BM25 statistics) but never vote, which two runs, with it and without, measure.
 
 Each question's log is the only one in the copy (log_commit holds nothing else), so BM25's
 statistics over the subjects are those `pix index` would have had. pix is asked in file mode,
@@ -39,8 +42,10 @@ the first alone. With 30-70 subjects a half, a half's nDCG@10 moves by about 0.0
 sample.
 
 `--speed` times what the log adds: pix/ingest/commit_log.py's read at each development
-repository's newest commit (`pix index`), and the channel's two statements on the first 50
-commit subjects of each language set (a query), medians of 3 runs, ms.
+repository's newest commit (`pix index`: the newest commits, and the commits citing an issue
+kept beside them), and the channel's two statements on the first 50 commit subjects of each
+language set (a query), medians of 3 runs, ms; then the read alone at the newest commit of
+each issueloc repository (longer histories: sphinx's 22,000 commits, astropy's 41,000).
 """
 
 from __future__ import annotations
@@ -57,7 +62,7 @@ from typing import NamedTuple
 import apsw
 
 from bench import devcorpora, devsets, metrics
-from bench.devbench import Table
+from bench.devbench import ISSUELOC_REPOS, Table
 from bench.history_bench import Log, copied, described, mean_row, write_counts
 from bench.quality import rank_files
 from bench.weights_bench import LANG, corpus, expand
@@ -97,7 +102,8 @@ def parent_log(git_dir, rev: str, max_files: int | None = None) -> ingest_log.Lo
 def at_most(found: ingest_log.Log, max_files: int) -> ingest_log.Log:
     """The log as read with a smaller MAX_FILES (each commit's paths are distinct)."""
     kept = tuple(c for c in found.commits if len(c[4]) <= max_files)
-    return ingest_log.Log(commits=kept, rule=ingest_log.rule(max_files))
+    citing = tuple(c for c in found.citing if len(c[4]) <= max_files)
+    return ingest_log.Log(commits=kept, rule=ingest_log.rule(max_files), citing=citing)
 
 
 def write_log(conn: apsw.Connection, snapshot_id: int, found: ingest_log.Log) -> None:
@@ -206,13 +212,27 @@ def speed(variant: str) -> Table:
             conn.close()
         cells = {
             "commits kept": len(found.commits),
+            "citing kept": len(found.citing),
             "read ms": statistics.median(reads),
             "query ms": statistics.median(asks),
         }
         rows.append((f"{name} ({meta['repo']})", cells))
+    for short, repo in ISSUELOC_REPOS.items():
+        git_dir = devcorpora.mirror(repo)
+        reads = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            found = parent_log(git_dir, "HEAD")
+            reads.append((time.perf_counter() - t0) * 1000)
+        cells = {
+            "commits kept": len(found.commits),
+            "citing kept": len(found.citing),
+            "read ms": statistics.median(reads),
+        }
+        rows.append((f"issueloc {short} ({repo})", cells))
     return Table(
         "the log: reading it at the newest commit (pix index), the channel's statements (a query)",
-        ["commits kept", "read ms", "query ms"],
+        ["commits kept", "citing kept", "read ms", "query ms"],
         rows,
     )
 
@@ -242,10 +262,17 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="read every log as before the forty-sixth session, a merge listing no files",
     )
+    parser.add_argument(
+        "--no-citing",
+        action="store_true",
+        help="read every log as before the forty-seventh session, no older citing commits",
+    )
     args = parser.parse_args(argv)
     devcorpora.set_mirrors(args.mirrors)
     if args.no_merges:  # run with and without it: what reading merges' files changes
         ingest_log.MERGES = False
+    if args.no_citing:  # with and without: what the citing commits' subjects change
+        ingest_log.CITING = 0
     variant = "-static" if args.static_only else ""
     if args.speed:
         print(speed(variant).render())

@@ -209,7 +209,7 @@ def test_an_edit_keeps_the_log_and_gc_drops_what_no_snapshot_holds(tmp_path, emb
     write(root, {"a.py": "A = 1\n"})
     old = commit(root, "add the first module")
     write(root, {"b.py": "B = 2\n"})
-    commit(root, "add the second module")
+    commit(root, "add the second module (#12)")
     db = tmp_path / "index.db"
     index_repository(str(root), str(db), embedder=embedder)
     first = worktree(db)
@@ -219,10 +219,11 @@ def test_an_edit_keeps_the_log_and_gc_drops_what_no_snapshot_holds(tmp_path, emb
     assert second != first
     assert snapshot_log(db, second) == {
         "add the first module": ["a.py"],
-        "add the second module": ["b.py"],
+        "add the second module (#12)": ["b.py"],
     }
     index_repository(str(root), str(db), at=old, embedder=embedder)
     assert rows(db, "SELECT count(*) FROM log_commit") == [(2,)]
+    assert rows(db, "SELECT number FROM log_commit_citation") == [(12,)]
     code, report, err = pix_json("gc", "--keep", "0", "--json", "--db", str(db), cwd=root)
     assert code == 0, err
     assert report["removed"]["logCommits"] == 0  # the work tree's log still holds both
@@ -236,6 +237,7 @@ def test_an_edit_keeps_the_log_and_gc_drops_what_no_snapshot_holds(tmp_path, emb
     assert report["removed"]["logCommits"] == 2
     assert rows(db, "SELECT subject FROM log_commit") == [("start over",)]
     assert rows(db, "SELECT count(*) FROM log_commit_file") == [(1,)]
+    assert rows(db, "SELECT count(*) FROM log_commit_citation") == [(0,)]  # #12's went with it
     assert rows(db, "INSERT INTO log_commit_fts(log_commit_fts) VALUES ('integrity-check')") == []
 
 
@@ -350,7 +352,11 @@ def test_a_log_read_by_another_rule_is_read_again_at_the_same_commit(
     assert worktree(db) == snapshot_id
     assert sorted(snapshot_log(db, snapshot_id)) == subjects
     assert rows(db, "SELECT log_commits, log_rule FROM snapshot WHERE id = ?", snapshot_id) == [
-        (len(subjects), f"newest 1000 commits of 1-{now} files, a merge by its first parent's diff")
+        (
+            len(subjects),
+            f"newest 1000 commits of 1-{now} files, a merge by its first parent's diff"
+            "; of the newest 5000 that may cite an issue, those that do",
+        )
     ]
 
 
@@ -380,7 +386,10 @@ def test_a_log_read_before_the_rule_was_recorded_is_read_again(two_sizes, embedd
     conn.close()
     index_by_rule(root, db, embedder, 1)
     assert rows(db, "SELECT log_rule FROM snapshot WHERE id = ?", snapshot_id) == [
-        ("newest 1000 commits of 1-1 files, a merge by its first parent's diff",)
+        (
+            "newest 1000 commits of 1-1 files, a merge by its first parent's diff; of the newest"
+            " 5000 that may cite an issue, those that do",
+        )
     ]
 
 

@@ -16,6 +16,9 @@ oldest first:
 - "Merge pull request #50 from someone/lists": a branch's "Write lists with brackets"
   (shapes/lists.py), merged without fast-forward: the merge cites the number, the commit does
   not, and the merge's change is what its first parent did not have
+- "Keep the order of mappings" (shapes/maps.py), whose message's body says "Closes #60."
+
+A second repository, `old`, holds a fix of #70 behind more commits than the log keeps.
 """
 
 from __future__ import annotations
@@ -86,6 +89,8 @@ def repo(tmp_path_factory, embedder) -> tuple[Path, Path, str]:
     commit(root, "Write lists with brackets")
     git(root, "checkout", "-q", "main")
     git(root, "merge", "-q", "--no-ff", "-m", "Merge pull request #50 from someone/lists", "side")
+    (root / "shapes/maps.py").write_text(RENDERER.format(kind="maps") + "# ordered\n")
+    commit(root, "Keep the order of mappings\n\nThey came out sorted.\nCloses #60.")
     db = root.parent / "index.db"
     index_repository(str(root), str(db), at=first, embedder=embedder)
     index_repository(str(root), str(db), embedder=embedder)
@@ -211,7 +216,7 @@ def test_the_explanation_names_the_citing_commits(engine, repo):
         "Render a one-element tuple with its comma (#12)",
     ]  # newest first
     root, _, _ = repo
-    assert said[0]["sha"] == git(root, "rev-parse", "HEAD~1")[:12]
+    assert said[0]["sha"] == git(root, "rev-parse", "HEAD~2")[:12]
     assert said[0]["sha"][:8] in explain_line(top)
     # a file named only by other evidence (a path) lists no commits
     named_path = engine.query(
@@ -240,3 +245,73 @@ def test_the_same_report_gives_the_same_bytes(engine, repo):
         assert json.dumps(engine.query(request)) == json.dumps(again.query(request))
     finally:
         again.close()
+
+
+def test_a_number_the_message_body_cites_counts(engine, repo):
+    assert list(named(engine, "(the fix of #60 broke this)")) == ["shapes/maps.py"]
+    _, db, _ = repo
+    conn = apsw.Connection(str(db))
+    try:
+        cited = conn.execute(
+            "SELECT n.number, c.subject FROM log_commit_citation n"
+            " JOIN log_commit c ON c.id = n.commit_id ORDER BY n.number"
+        ).fetchall()
+    finally:
+        conn.close()
+    assert cited == [
+        (12, "Render a one-element tuple with its comma (#12)"),
+        (30, "Fix #30: sets keep their order"),
+        (40, "Bytes are written as literals (#40)"),
+        (44, "Keep the comma of nested tuples (#44)"),
+        (50, "Merge pull request #50 from someone/lists"),
+        (60, "Keep the order of mappings"),
+    ]  # not 3.12, not acme/other#12
+
+
+@pytest.fixture(scope="module")
+def old(tmp_path_factory, embedder) -> tuple[Path, Path]:
+    """A repository whose fix of #70 is older than the newest LIMIT commits the log keeps
+    (LIMIT 2 here), and its database."""
+    root = tmp_path_factory.mktemp("old") / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    write(root, {f"shapes/{k}.py": RENDERER.format(kind=k) for k in KINDS})
+    commit(root, "initial")
+    (root / "shapes/sets.py").write_text(RENDERER.format(kind="sets") + "# sorted\n")
+    commit(root, "Fix #70: render sets sorted")
+    for n in range(3):
+        (root / "shapes/bytes.py").write_text(RENDERER.format(kind="bytes") + f"# {n}\n")
+        commit(root, f"Tidy the bytes renderer, step {n}")
+    db = root.parent / "index.db"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ingest_log, "LIMIT", 2)
+        index_repository(str(root), str(db), embedder=embedder)
+    return root, db
+
+
+def test_a_fix_older_than_the_log_is_still_cited(old):
+    root, db = old
+    engine = QueryEngine(db=str(db), cwd=str(root))
+    try:
+        assert list(named(engine, "(a followup to #70)")) == ["shapes/sets.py"]
+    finally:
+        engine.close()
+    conn = apsw.Connection(str(db))
+    try:
+        links = conn.execute(
+            "SELECT c.subject, l.newest FROM snapshot_log_commit l"
+            " JOIN log_commit c ON c.id = l.commit_id ORDER BY c.subject"
+        ).fetchall()
+        (log_commits,) = conn.execute("SELECT log_commits FROM snapshot").fetchone()
+        (snapshot,) = conn.execute("SELECT id FROM snapshot").fetchone()
+        # the log channel reads the log alone: the old fix's words find nothing there
+        found = commit_log.log_files(conn, snapshot, "sets OR sorted", None)
+    finally:
+        conn.close()
+    assert links == [
+        ("Fix #70: render sets sorted", 0),
+        ("Tidy the bytes renderer, step 1", 1),
+        ("Tidy the bytes renderer, step 2", 1),
+    ]
+    assert log_commits == 2
+    assert found == []

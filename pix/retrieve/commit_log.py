@@ -22,13 +22,11 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass
 
 import apsw
 
 from pix.retrieve.named import NamedFile
-from pix.store.fts import fts_string
 
 CHANNEL = "log"
 TOP_COMMITS = 20  # the subjects that vote
@@ -36,19 +34,13 @@ LIMIT = 20  # files the channel may name, as many as the path channel
 MIN_SHARE = 0.01  # a file of fewer votes than this share of the first's adds nothing visible
 SHOWN = 3  # the commits an explanation names for a file, best match first
 SHA_CHARS = 12
-# An issue or pull request cited as GitHub and GitLab link it (`Fix #7964: ...`, `Implement
-# integrate (#2653)`, a report's `a followup to #7964`): not `owner/repo#12` (another
-# repository's; `PR#12` is not read either), an HTML entity (`&#8212;`), a number led by 0 (never
-# a link), a CSS colour (`#fff`, `#333;`) or a one-digit list marker. Seven digits at most: no
-# repository has ten million issues.
-CITATION = re.compile(r"(?<![\w/&#;])#([1-9][0-9]{1,6})\b(?!;)")
 
 # The snapshot's commits whose subject holds any of the terms, best first (bm25() is lower
 # for a better match; ties by commit id, so the answer does not depend on FTS5's order).
 MATCHING_COMMITS = """
 SELECT l.commit_id, -bm25(log_commit_fts) AS score, c.sha, c.subject
 FROM log_commit_fts JOIN snapshot_log_commit l
-  ON l.commit_id = log_commit_fts.rowid AND l.snapshot_id = :snapshot
+  ON l.commit_id = log_commit_fts.rowid AND l.snapshot_id = :snapshot AND l.newest = 1
 JOIN log_commit c ON c.id = l.commit_id
 WHERE log_commit_fts MATCH :fts
 ORDER BY score DESC, l.commit_id
@@ -130,14 +122,14 @@ def log_files(
 
 # --- commits a report cites -------------------------------------------------------------------
 
-# The snapshot's commits whose subject holds any of the numbers (:fts, an OR of quoted numbers),
-# newest first; the subject is read again to see that it cites one (`#7964`, not a version).
-SUBJECTS_WITH_NUMBERS = """
-SELECT l.commit_id, c.sha, c.subject
-FROM log_commit_fts JOIN snapshot_log_commit l
-  ON l.commit_id = log_commit_fts.rowid AND l.snapshot_id = :snapshot
-JOIN log_commit c ON c.id = l.commit_id
-WHERE log_commit_fts MATCH :fts
+# The commits of the snapshot's history whose message cites any of the numbers (its log's,
+# and older ones kept for their citations: pix/ingest/commit_log.py CITING), newest first.
+CITING_COMMITS = """
+SELECT DISTINCT l.commit_id, c.sha, c.subject, c.committed
+FROM log_commit_citation n
+JOIN snapshot_log_commit l ON l.commit_id = n.commit_id AND l.snapshot_id = :snapshot
+JOIN log_commit c ON c.id = n.commit_id
+WHERE n.number IN (SELECT value FROM json_each(:numbers))
 ORDER BY c.committed DESC, c.id
 """
 
@@ -155,20 +147,15 @@ class Cited:
 def cited_changes(
     conn: apsw.Connection, snapshot_id: int, numbers: list[str], paths: list[str] | None
 ) -> list[Cited]:
-    """The past commits of the snapshot's log whose subject cites one of `numbers` (an issue
-    report's `#7964`: the fix of the issue it follows up, the pull request it says broke
+    """The past commits of the snapshot's history whose message cites one of `numbers` (an
+    issue report's `#7964`: the fix of the issue it follows up, the pull request it says broke
     something) and that changed a file the snapshot holds (within `paths`, if given), newest
     first."""
     if not numbers:
         return []
-    fts = "subject : (" + " OR ".join(fts_string(n) for n in numbers) + ")"
-    wanted = set(numbers)
+    params = {"snapshot": snapshot_id, "numbers": json.dumps([int(n) for n in numbers])}
     commits = {
-        commit: (sha, subject)
-        for commit, sha, subject in conn.execute(
-            SUBJECTS_WITH_NUMBERS, {"snapshot": snapshot_id, "fts": fts}
-        )
-        if wanted & set(CITATION.findall(subject))
+        commit: (sha, subject) for commit, sha, subject, _ in conn.execute(CITING_COMMITS, params)
     }
     if not commits:
         return []

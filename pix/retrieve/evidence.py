@@ -25,9 +25,10 @@ from urllib.parse import unquote
 
 import apsw
 
+from pix.ingest.commit_log import CITATION
 from pix.ingest.terms import STOPWORDS, query_terms, split_identifier
 from pix.retrieve import exports
-from pix.retrieve.commit_log import CITATION, Cited
+from pix.retrieve.commit_log import Cited
 from pix.retrieve.frames import Frame, frames, has_frames, without_frames
 from pix.retrieve.priors import path_role
 
@@ -54,14 +55,14 @@ LINK_WEIGHT = PATH_WEIGHT
 LINK_REF_PARTS = 3  # a branch's name in a link may hold slashes (`release/4.x`), up to this many
 MODULE_WEIGHT = 1.5
 REPEAT_WEIGHT = 0.25  # each further mention of the same file
-# A past commit whose subject cites an issue or pull request the report cites (`a followup to
+# A past commit whose message cites an issue or pull request the report cites (`a followup to
 # #7964`, `since #5692`): the code files it changed, the weight shared among all it changed (the
 # channel fuses by rank, so the share orders the commit's files below a frame's or a path's).
 # As much as a dotted module name: a cited commit says where related work went, less surely
 # than a traceback says where the error is. Not tuned: 20 of issueloc's 116 reports cite a
 # number, 3 of them reach a gold file.
 CITED_WEIGHT = 1.5
-CITED_NUMBERS = 8  # the first numbers a report cites that are looked up (in one FTS5 match)
+CITED_NUMBERS = 8  # the first numbers a report cites that are looked up (in one statement)
 MAX_CANDIDATES = 3  # a bare name matching more files than this names none of them
 
 _EXT = (
@@ -388,8 +389,8 @@ def evidence_files(
         for candidate in _module_paths(name):
             if credit(_resolve(candidate, index, whole=True), MODULE_WEIGHT):
                 break
-    # A commit names the code it changed (its log keeps commits of up to 20 files), one mention
-    # a file however many cited commits changed it.
+    # A commit names the code it changed (pix keeps citing commits of up to 20 files), one
+    # mention a file however many cited commits changed it.
     for path, commits in (cited or {}).items():
         mentions.setdefault(path, []).append(max(CITED_WEIGHT / c.total for c in commits))
     # A file's strongest mention counts, each further one a little: an import of a module the
