@@ -105,6 +105,15 @@ def engine(repo):
     engine.close()
 
 
+def rows(db: Path, statement: str) -> list[tuple]:
+    """What a statement reads from the database, as sqlite3 would show it."""
+    conn = apsw.Connection(str(db))
+    try:
+        return conn.execute(statement).fetchall()
+    finally:
+        conn.close()
+
+
 def named(engine: QueryEngine, cites: str, **options) -> dict[str, float]:
     """Files the evidence channel names, and the evidence score of each."""
     request = QueryRequest(REPORT.format(cites=cites), mode="file", explain=True, **options)
@@ -163,14 +172,11 @@ def test_a_file_two_cited_commits_changed_is_one_mention(engine):
 def test_a_merge_cites_what_its_branch_changed(engine, repo):
     assert list(named(engine, "(broken since #50)")) == ["shapes/lists.py"]
     _, db, _ = repo
-    conn = apsw.Connection(str(db))
-    try:
-        merge = conn.execute(
-            "SELECT f.path FROM log_commit c JOIN log_commit_file f ON f.commit_id = c.id"
-            " WHERE c.subject LIKE 'Merge pull request #50%'"
-        ).fetchall()
-    finally:
-        conn.close()
+    merge = rows(
+        db,
+        "SELECT f.path FROM log_commit c JOIN log_commit_file f ON f.commit_id = c.id"
+        " WHERE c.subject LIKE 'Merge pull request #50%'",
+    )
     assert merge == [("shapes/lists.py",)]
 
 
@@ -250,14 +256,11 @@ def test_the_same_report_gives_the_same_bytes(engine, repo):
 def test_a_number_the_message_body_cites_counts(engine, repo):
     assert list(named(engine, "(the fix of #60 broke this)")) == ["shapes/maps.py"]
     _, db, _ = repo
-    conn = apsw.Connection(str(db))
-    try:
-        cited = conn.execute(
-            "SELECT n.number, c.subject FROM log_commit_citation n"
-            " JOIN log_commit c ON c.id = n.commit_id ORDER BY n.number"
-        ).fetchall()
-    finally:
-        conn.close()
+    cited = rows(
+        db,
+        "SELECT n.number, c.subject FROM log_commit_citation n"
+        " JOIN log_commit c ON c.id = n.commit_id ORDER BY n.number",
+    )
     assert cited == [
         (12, "Render a one-element tuple with its comma (#12)"),
         (30, "Fix #30: sets keep their order"),
