@@ -1,7 +1,7 @@
 """An issue report's link to a file on its code host names that file ("handled at this place
 (https://github.com/pydata/xarray/blob/df052e7/xarray/coding/variables.py#L311)"): the
 evidence channel credits it as it credits a path the report names (pix/retrieve/evidence.py,
-`linked_file`).
+pix/retrieve/links.py).
 
 A real git repository in a temp folder, indexed with the real model into real SQLite. Six
 renderers hold the same code under different names, so nothing in the report's words tells
@@ -16,7 +16,7 @@ from conftest import commit, git, write
 
 from pix.index import index_repository
 from pix.query import QueryEngine, QueryRequest
-from pix.retrieve import evidence
+from pix.retrieve import evidence, links
 
 KINDS = ("tuples", "lists", "maps", "sets", "order", "bytes")
 RENDERER = '''def render_{kind}(value, depth=0):
@@ -93,20 +93,20 @@ def test_the_links_a_report_makes_to_files():
 
 def test_where_a_linked_path_starts():
     held = {"pkg/mod.py", "setup.py", "CONTRIBUTING.md", "tox.ini", "docs/usage.rst"}
-    assert evidence.linked_file("df052e7/pkg/mod.py", held) == "pkg/mod.py"
-    assert evidence.linked_file("release/4.x/pkg/mod.py", held) == "pkg/mod.py"  # a branch's /
-    assert evidence.linked_file("main/setup.py", held) == "setup.py"
+    assert links.linked_file("df052e7/pkg/mod.py", held) == "pkg/mod.py"
+    assert links.linked_file("release/4.x/pkg/mod.py", held) == "pkg/mod.py"  # a branch's /
+    assert links.linked_file("main/setup.py", held) == "setup.py"
     # after a ref of several components, a top-level file alone is too weak a match
-    assert evidence.linked_file("o/other/main/setup.py", held) is None
-    assert evidence.linked_file("main/other/mod.py", held) is None  # not held whole
+    assert links.linked_file("o/other/main/setup.py", held) is None
+    assert links.linked_file("main/other/mod.py", held) is None  # not held whole
     # prose and build files: templates and other projects link theirs
     for linked in ("main/CONTRIBUTING.md", "main/tox.ini", "main/docs/usage.rst"):
-        assert evidence.linked_file(linked, held) is None
+        assert links.linked_file(linked, held) is None
 
 
 def test_a_link_names_the_file_it_points_at(engine):
     link = "It is handled at https://github.com/someone/fork/blob/0a1b2c3/shapes/maps.py#L3"
-    assert named(engine, link) == {"shapes/maps.py": evidence.LINK_WEIGHT}
+    assert named(engine, link) == {"shapes/maps.py": links.WEIGHT}
     result = engine.query(QueryRequest(REPORT.format(links=link), mode="file"))
     assert result["results"][0]["file"] == "shapes/maps.py"
 
@@ -123,12 +123,12 @@ def test_links_to_prose_build_files_and_missing_files_name_nothing(engine):
 def test_a_file_linked_twice_is_one_mention(engine):
     link = "https://github.com/o/r/blob/main/shapes/sets.py"
     once = named(engine, f"See {link}.")
-    assert once == {"shapes/sets.py": evidence.LINK_WEIGHT}
+    assert once == {"shapes/sets.py": links.WEIGHT}
     other = "https://github.com/o/r/blob/0a1b2c3/shapes/sets.py#L2"
     assert named(engine, f"See {link} and {other}.") == once
     # a path named in the text as well is a further mention
     both = named(engine, f"See {link}, in shapes/sets.py.")
-    assert both == {"shapes/sets.py": evidence.LINK_WEIGHT + evidence.REPEAT_WEIGHT}
+    assert both == {"shapes/sets.py": links.WEIGHT + evidence.REPEAT_WEIGHT}
 
 
 def test_without_the_step_a_link_names_nothing(engine, monkeypatch):

@@ -21,13 +21,12 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from urllib.parse import unquote
 
 import apsw
 
 from pix.ingest.commit_log import CITATION
 from pix.ingest.terms import STOPWORDS, query_terms, split_identifier
-from pix.retrieve import exports
+from pix.retrieve import exports, links
 from pix.retrieve.commit_log import Cited
 from pix.retrieve.frames import Frame, frames, has_frames, without_frames
 from pix.retrieve.priors import path_role
@@ -46,13 +45,6 @@ COMMON_MIN_DOCS = 50  # (in a small index every term is in a large share of few 
 FRAME_WEIGHT = 3.0
 DEEPEST_FRAME_BONUS = 1.0  # the innermost in-repository frame is where the error surfaced
 PATH_WEIGHT = 2.0
-# A link to a file of the repository on its code host ("handled at this place
-# (https://github.com/pydata/xarray/blob/df052e7/xarray/coding/variables.py#L311)"): the reporter
-# points at the code, as a path does. Of issueloc's 116 reports, 15 link a code file of their
-# own repository (at whatever commit, from a fork or under the project's older name) and 14 of
-# those 15 files are what the fix changed. Not tuned: a path's weight.
-LINK_WEIGHT = PATH_WEIGHT
-LINK_REF_PARTS = 3  # a branch's name in a link may hold slashes (`release/4.x`), up to this many
 MODULE_WEIGHT = 1.5
 REPEAT_WEIGHT = 0.25  # each further mention of the same file
 # A past commit whose message cites an issue or pull request the report cites (`a followup to
@@ -95,17 +87,6 @@ _IMAGE = re.compile(r"<img\b[^>]*>|!\[[^\]\n]*\]\([^)\s]*\)", re.I)
 # only the file a link points at (a blob URL's `nanops.py`) is kept for the term selection.
 _URL = re.compile(r"\bhttps?://[^\s)>\]]+", re.I)
 _URL_FILE = re.compile(r"/([\w.-]+\.[A-Za-z]{1,5})(?:[#?][^/]*)?$")
-# A file on a code host, at some commit or branch: GitHub's blob, blame and raw links,
-# GitLab's and Bitbucket's. Group 1 is the ref and the path together: a branch may hold a
-# slash (`blob/release/4.x/pkg/mod.py`), so where the path starts is found against the snapshot.
-_LINK = re.compile(
-    r"\bhttps?://(?:www\.)?(?:github\.com/[\w.-]+/[\w.-]+/(?:blob|blame|raw)"
-    r"|raw\.githubusercontent\.com/[\w.-]+/[\w.-]+"
-    r"|gitlab\.com/[\w.-]+(?:/[\w.-]+)+/-/(?:blob|blame|raw)"
-    r"|bitbucket\.org/[\w.-]+/[\w.-]+/(?:src|raw))"
-    r"/([^\s)#?>\]\"'`<]+)",
-    re.I,
-)
 
 
 def _url_file(m: re.Match) -> str:
@@ -213,7 +194,7 @@ class Evidence:
     # Issue and pull-request numbers the report cites (`#7964`), at most CITED_NUMBERS.
     cited: list[str] = field(default_factory=list)
     # What links to files on a code host hold after their host and repository: a ref, then
-    # the path (`df052e7/xarray/coding/variables.py`; `linked_file` finds where it starts).
+    # the path (`df052e7/xarray/coding/variables.py`; links.linked_file finds where it starts).
     linked: list[str] = field(default_factory=list)
 
 
@@ -236,8 +217,8 @@ def extract(query: str) -> Evidence:
         if "://" in text[max(0, m.start() - 12) : m.start() + 3] or path in frame_paths:
             continue  # URLs name web pages, not files of the repository
         _add(ev.paths, path)
-    for m in _LINK.finditer(text):
-        _add(ev.linked, unquote(m.group(1)).rstrip(".,;:!*|}"))
+    for link in links.links_in(text):
+        _add(ev.linked, link)
     # Outside code blocks: there `#` opens a comment or a colour (`color: #333`), not a link.
     for number in CITATION.findall(_FENCE.sub(" ", text)):
         if len(ev.cited) < CITED_NUMBERS:
@@ -313,23 +294,6 @@ def _module_paths(name: str) -> list[str]:
     return out
 
 
-def linked_file(linked: str, held: set[str]) -> str | None:
-    """The code file of `held` a link names (`linked`: its ref and path, as Evidence keeps
-    it): the path after the ref's first component, or after its first two or three (a
-    branch with a slash), that the snapshot holds whole; after a ref of several components,
-    never a top-level file alone. Never a prose or build file: templates link their
-    CONTRIBUTING.md, and a link to another project's `.travis.yml` would name the
-    repository's own."""
-    parts = [p for p in linked.split("/") if p]
-    for start in range(1, min(LINK_REF_PARTS + 1, len(parts))):
-        if start > 1 and len(parts) - start < 2:
-            break
-        path = "/".join(parts[start:])
-        if path in held:
-            return path if path_role(path) not in ("docs", "config") else None
-    return None
-
-
 def framed_files(in_frames: list[Frame], paths: list[str]) -> set[str]:
     """The files of `paths` that one of the traceback frames is in, resolved as the evidence
     channel resolves them (an installed `site-packages/shop/pricing.py` is
@@ -372,9 +336,9 @@ def evidence_files(
     for mention in ev.paths:
         credit(_resolve(mention, index), PATH_WEIGHT)
     # A file linked twice (at two commits, or from a title repeated in the body) is one mention.
-    linked = (linked_file(link, held) for link in ev.linked) if "links" in STEPS else ()
+    linked = (links.linked_file(link, held) for link in ev.linked) if "links" in STEPS else ()
     for found in dict.fromkeys(f for f in linked if f):
-        credit([found], LINK_WEIGHT)
+        credit([found], links.WEIGHT)
     for name in ev.modules:
         name = exports.expand(name, ev.bound)
         # A package's function is where it is defined (`xarray.where`: core/computation.py,
