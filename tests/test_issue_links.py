@@ -106,7 +106,7 @@ def test_where_a_linked_path_starts():
 
 def test_a_link_names_the_file_it_points_at(engine):
     link = "It is handled at https://github.com/someone/fork/blob/0a1b2c3/shapes/maps.py#L3"
-    assert named(engine, link) == {"shapes/maps.py": links.WEIGHT}
+    assert named(engine, link) == {"shapes/maps.py": evidence.LINK_WEIGHT}
     result = engine.query(QueryRequest(REPORT.format(links=link), mode="file"))
     assert result["results"][0]["file"] == "shapes/maps.py"
 
@@ -123,12 +123,12 @@ def test_links_to_prose_build_files_and_missing_files_name_nothing(engine):
 def test_a_file_linked_twice_is_one_mention(engine):
     link = "https://github.com/o/r/blob/main/shapes/sets.py"
     once = named(engine, f"See {link}.")
-    assert once == {"shapes/sets.py": links.WEIGHT}
+    assert once == {"shapes/sets.py": evidence.LINK_WEIGHT}
     other = "https://github.com/o/r/blob/0a1b2c3/shapes/sets.py#L2"
     assert named(engine, f"See {link} and {other}.") == once
     # a path named in the text as well is a further mention
     both = named(engine, f"See {link}, in shapes/sets.py.")
-    assert both == {"shapes/sets.py": links.WEIGHT + evidence.REPEAT_WEIGHT}
+    assert both == {"shapes/sets.py": evidence.LINK_WEIGHT + evidence.REPEAT_WEIGHT}
 
 
 def test_without_the_step_a_link_names_nothing(engine, monkeypatch):

@@ -125,18 +125,18 @@ def log_files(
 # The commits of the snapshot's history whose message cites any of the numbers (its log's,
 # and older ones kept for their citations: pix/ingest/commit_log.py CITING), newest first.
 CITING_COMMITS = """
-SELECT DISTINCT l.commit_id, c.sha, c.subject, c.committed
-FROM log_commit_citation n
-JOIN snapshot_log_commit l ON l.commit_id = n.commit_id AND l.snapshot_id = :snapshot
-JOIN log_commit c ON c.id = n.commit_id
-WHERE n.number IN (SELECT value FROM json_each(:numbers))
+SELECT l.commit_id, c.sha, c.subject
+FROM snapshot_log_commit l JOIN log_commit c ON c.id = l.commit_id
+WHERE l.snapshot_id = :snapshot AND l.commit_id IN (
+    SELECT commit_id FROM log_commit_citation
+    WHERE number IN (SELECT value FROM json_each(:numbers)))
 ORDER BY c.committed DESC, c.id
 """
 
 
 @dataclass(frozen=True)
 class Cited:
-    """A past commit whose subject cites a number an issue report cites."""
+    """A past commit whose message cites a number an issue report cites."""
 
     sha: str
     subject: str
@@ -155,7 +155,7 @@ def cited_changes(
         return []
     params = {"snapshot": snapshot_id, "numbers": json.dumps([int(n) for n in numbers])}
     commits = {
-        commit: (sha, subject) for commit, sha, subject, _ in conn.execute(CITING_COMMITS, params)
+        commit: (sha, subject) for commit, sha, subject in conn.execute(CITING_COMMITS, params)
     }
     if not commits:
         return []

@@ -45,6 +45,9 @@ COMMON_MIN_DOCS = 50  # (in a small index every term is in a large share of few 
 FRAME_WEIGHT = 3.0
 DEEPEST_FRAME_BONUS = 1.0  # the innermost in-repository frame is where the error surfaced
 PATH_WEIGHT = 2.0
+# A link to a file of the repository on its code host (pix/retrieve/links.py) points at the
+# code as a path does. Not tuned.
+LINK_WEIGHT = PATH_WEIGHT
 MODULE_WEIGHT = 1.5
 REPEAT_WEIGHT = 0.25  # each further mention of the same file
 # A past commit whose message cites an issue or pull request the report cites (`a followup to
@@ -338,7 +341,7 @@ def evidence_files(
     # A file linked twice (at two commits, or from a title repeated in the body) is one mention.
     linked = (links.linked_file(link, held) for link in ev.linked) if "links" in STEPS else ()
     for found in dict.fromkeys(f for f in linked if f):
-        credit([found], links.WEIGHT)
+        credit([found], LINK_WEIGHT)
     for name in ev.modules:
         name = exports.expand(name, ev.bound)
         # A package's function is where it is defined (`xarray.where`: core/computation.py,
@@ -364,14 +367,15 @@ def evidence_files(
     return [(path, s, line.get(path)) for path, s in ranked]
 
 
-def cited_files(cited: Iterable[Cited], held: set[str]) -> dict[str, list[Cited]]:
-    """The code files of `held` the cited commits changed, each with those commits (in their
-    order): never the changelog or the build files that nearly every fix touches (sphinx's
-    CHANGES: 128 of the 147 commits citing a number)."""
+def cited_files(cited: Iterable[Cited]) -> dict[str, list[Cited]]:
+    """The code files the cited commits changed (their `paths`: those the snapshot holds,
+    within the request's path filter), each with those commits (in their order): never the
+    changelog or the build files that nearly every fix touches (sphinx's CHANGES: 128 of the
+    147 commits citing a number)."""
     out: dict[str, list[Cited]] = {}
-    for commit in cited if "cited" in STEPS else []:
+    for commit in cited:
         for path in commit.paths:
-            if path in held and path_role(path) not in ("docs", "config"):
+            if path_role(path) not in ("docs", "config"):
                 out.setdefault(path, []).append(commit)
     return out
 

@@ -4,9 +4,9 @@ A report points at the code it means: xarray-4966 says the `_Unsigned` conventio
 [at this place](https://github.com/pydata/xarray/blob/df052e7/xarray/coding/variables.py#L311)".
 Such a link names a file of the snapshot as a path in the report's text does, at whatever
 commit, from a fork or under the project's older name; the evidence channel credits it
-(pix/retrieve/evidence.py, the `links` step). Of issueloc's 116 reports, 15 link a code file of
-their own repository, and the fix changed that file in 14 of them (bench/README.md,
-"forty-seventh session").
+(pix/retrieve/evidence.py, the `links` step, at LINK_WEIGHT). Of issueloc's 116 reports, 15
+link a code file of their own repository, and the fix changed that file in 14 of them
+(bench/README.md, "forty-seventh session").
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ from urllib.parse import unquote
 
 from pix.retrieve.priors import path_role
 
-# What a link weighs as file evidence: a path's (evidence.PATH_WEIGHT; not tuned).
-WEIGHT = 2.0
 REF_PARTS = 3  # a branch's name in a link may hold slashes (`release/4.x`), up to this many
 # A file on a code host, at some commit or branch: GitHub's blob, blame and raw links,
 # GitLab's and Bitbucket's. Group 1 is the ref and the path together: a branch may hold a

@@ -140,9 +140,8 @@ def search(
             if "cited" in evidence.STEPS
             else []
         )
-        held = paths if every is None else every
-        by_cited = evidence.cited_files(cited, set(held))
-        found = evidence.evidence_files(issue, held, python, by_cited)
+        by_cited = evidence.cited_files(cited)
+        found = evidence.evidence_files(issue, paths if every is None else every, python, by_cited)
         # A file a cited commit changed says which, as the log channel's files do.
         files = [
             named.NamedFile(p, s, line, explained=commit_log.explained(by_cited.get(p, [])))
