@@ -20,7 +20,8 @@ name the report calls (`xr.where`) names the module it is defined in, pix/retrie
 `cited`: an issue number the report cites (`#7964`) names the files that past commits citing it
 changed, pix/retrieve/commit_log.py `cited_changes`; `links`: a link to a file on a code host
 (`github.com/o/r/blob/<ref>/<path>`) names that file of the snapshot, pix/retrieve/links.py;
-and `without outline`:
+`members`: a class's member the report names (`Card.fromstring`) names the files defining it,
+pix/retrieve/members.py; and `without outline`:
 the outline step of pix/retrieve/outline.py off; `without tested`: no test lends its score to
 the file it tests, pix/retrieve/tested.py; `without titled`: no bonus for a file the title
 names, pix/retrieve/titled.py; `without quoted`: no vote for the chunks holding a message the

@@ -29,6 +29,7 @@ from pix.ingest.terms import STOPWORDS, query_terms, split_identifier
 from pix.retrieve import exports, links
 from pix.retrieve.commit_log import Cited
 from pix.retrieve.frames import Frame, frames, has_frames, without_frames
+from pix.retrieve.members import qualified
 from pix.retrieve.priors import path_role
 
 # A query is issue-shaped when it is long or has the layout of a report (several lines, with
@@ -311,12 +312,14 @@ def evidence_files(
     paths: list[str],
     python: exports.Files | None = None,
     cited: dict[str, list[Cited]] | None = None,
+    members: dict[str, list[tuple[str, int]]] | None = None,
 ) -> list[tuple[str, float, int | None]]:
     """Files of `paths` the evidence names: (path, score, a line it names or None), best
     first, ties by path. `python`: the whole snapshot's files, for the re-exports of packages
     (without it a dotted name names only the module file it spells). `cited`: the code files
     of `paths` that past commits citing a number the report cites changed, with those commits
-    (`cited_files`)."""
+    (`cited_files`). `members`: the files defining each `Class.member` the report names, with
+    a line (pix/retrieve/members.py)."""
     index = _suffix_index(paths)
     held = set(paths)
     mentions: dict[str, list[float]] = {}
@@ -352,6 +355,12 @@ def evidence_files(
                 credit([defined[0]], MODULE_WEIGHT)
                 if defined[1]:
                     line.setdefault(defined[0], defined[1])
+            continue
+        # `Card.fromstring` is a method of a class before it is a module path.
+        defining = (members or {}).get(qualified(name) or "", [])
+        if credit([p for p, _ in defining if p in held], MODULE_WEIGHT):
+            for path, first in defining:
+                line.setdefault(path, first)
             continue
         for candidate in _module_paths(name):
             if credit(_resolve(candidate, index, whole=True), MODULE_WEIGHT):
@@ -556,6 +565,7 @@ STEPS = frozenset(
         "exports",
         "cited",
         "links",
+        "members",
     }
 )
 # How much the title counts in an issue's meaning vectors, beside the mean of its windows (or,

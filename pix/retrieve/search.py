@@ -7,7 +7,7 @@ import json
 import numpy as np
 
 from pix.ingest.terms import code_terms, hyphenated_names, query_terms
-from pix.retrieve import commit_log, component, evidence, exports, named
+from pix.retrieve import commit_log, component, evidence, exports, members, named
 from pix.retrieve.hits import Hit, hits_of_rows
 from pix.retrieve.priors import ROLE_FACTORS, path_role
 from pix.retrieve.route import SQL_CHANNELS, Route
@@ -141,7 +141,14 @@ def search(
             else []
         )
         by_cited = evidence.cited_files(cited)
-        found = evidence.evidence_files(issue, paths if every is None else every, python, by_cited)
+        defining = (
+            members.member_files(store.conn, snapshot_id, issue.modules)
+            if "members" in evidence.STEPS
+            else {}
+        )
+        found = evidence.evidence_files(
+            issue, paths if every is None else every, python, by_cited, defining
+        )
         # A file a cited commit changed says which, as the log channel's files do.
         files = [
             named.NamedFile(p, s, line, explained=commit_log.explained(by_cited.get(p, [])))
