@@ -24,13 +24,14 @@ changed, pix/retrieve/commit_log.py `cited_changes`; `links`: a link to a file o
 pix/retrieve/members.py; and `without outline`:
 the outline step of pix/retrieve/outline.py off; `without tested`: no test lends its score to
 the file it tests, pix/retrieve/tested.py; `without titled`: no bonus for a file the title
-names, pix/retrieve/titled.py; `without quoted`: no vote for the chunks holding a message the
+names, pix/retrieve/titled.py; `without imported`: no bonus for the files the first file
+imports, pix/retrieve/imported.py; `without quoted`: no vote for the chunks holding a message the
 report quotes whole, pix/retrieve/phrase.py rank_quoted). `--only` runs the variants
 named (comma-separated labels). `--limits` reruns the full pipeline with other BM25 term caps,
 `--weights` with other weights of the issue route or other values of evidence.py's constants (a
 JSON list of changes: `[{"bm25": 1.5}, {"COMMON_SHARE": 0.02}]`; `{"refine": 0}`: the
 refinement's transformer may read any number of one file's chunks, pix/retrieve/refine.py
-PER_FILE). Databases are devbench's
+PER_FILE; `{"imported": 0.3}`: the imported-file step's weight). Databases are devbench's
 (bench.devcorpora's cache, built by `bench.devbench --reuse` with the same options); this bench
 never builds one: a repository whose database is missing, and an issue whose base commit is not
 indexed in it, are skipped with a note on stderr.
@@ -55,7 +56,7 @@ from bench import devbench, devcorpora, metrics
 from bench.devbench import ISSUE_COLUMNS, ISSUELOC_REPOS, Table
 from bench.quality import rank_files
 from pix.query import QueryEngine
-from pix.retrieve import evidence, outline, phrase, refine, route, tested, titled
+from pix.retrieve import evidence, imported, outline, phrase, refine, route, tested, titled
 from pix.store import search_sql
 
 ALL = evidence.STEPS
@@ -72,6 +73,7 @@ def variants(limits: list[int], weights: list[dict] = ()) -> dict[str, tuple]:
     out["without outline"] = (ALL, LIMIT, {"outline": False})
     out["without tested"] = (ALL, LIMIT, {"tested": False})
     out["without titled"] = (ALL, LIMIT, {"titled": False})
+    out["without imported"] = (ALL, LIMIT, {"imported": False})
     out["without quoted"] = (ALL, LIMIT, {"quoted": False})
     out["shape only"] = (frozenset({"shape"}), LIMIT, {})
     for limit in limits:
@@ -92,6 +94,7 @@ CONSTANTS = {name: getattr(evidence, name) for name in dir(evidence) if name.isu
 OUTLINE_SHAPES = outline.SHAPES
 TESTED_WEIGHT = tested.WEIGHT
 TITLED_WEIGHT = titled.WEIGHT
+IMPORTED_WEIGHT = imported.WEIGHT
 QUOTED_WEIGHT = phrase.ISSUE_WEIGHT
 REFINE_PER_FILE = dict(refine.PER_FILE)
 
@@ -110,6 +113,10 @@ def set_steps(steps: frozenset, limit: int, weights: dict | None = None) -> None
     # with that weight
     named = weights.pop("titled", True)
     titled.WEIGHT = TITLED_WEIGHT if named is True else float(named)
+    # "imported": False runs without the imported-file step (pix/retrieve/imported.py), a
+    # number with that weight
+    lifted = weights.pop("imported", True)
+    imported.WEIGHT = IMPORTED_WEIGHT if lifted is True else float(lifted)
     # "quoted": False runs without the quoted messages (pix/retrieve/phrase.py rank_quoted), a
     # number with that weight
     quoted = weights.pop("quoted", True)

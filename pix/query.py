@@ -28,7 +28,18 @@ from pix.output.pathtext import path_sample
 from pix.output.result import hydrate, project, shown_lines
 from pix.output.shown import Redactions, ShownFile
 from pix.request import QueryRequest, check_request, filter_paths, unmatched_warnings
-from pix.retrieve import define, foreign, history, knn, outline, phrase, refine, tested, titled
+from pix.retrieve import (
+    define,
+    foreign,
+    history,
+    imported,
+    knn,
+    outline,
+    phrase,
+    refine,
+    tested,
+    titled,
+)
 from pix.retrieve.evidence import embed_query, embed_static
 from pix.retrieve.hits import Hit
 from pix.retrieve.knn import WarmVectors
@@ -447,7 +458,8 @@ def chunk_order(engine: QueryEngine, request: QueryRequest, found: Retrieval) ->
 
 def ranked_files(engine: QueryEngine, request: QueryRequest, found: Retrieval) -> list[Hit]:
     """File mode's list: each file by its chunks' evidence (rank.by_file), then the outline,
-    tested-file and titled-file steps (pix/retrieve/outline.py, tested.py, titled.py)."""
+    tested-file, titled-file and imported-file steps (pix/retrieve/outline.py, tested.py,
+    titled.py, imported.py)."""
     files = arrange(found.hits, True)
     if outline.enabled(request.channels, found.route.shape):
         files = _outlined(engine, request.query, found.route.shape, files)
@@ -455,6 +467,8 @@ def ranked_files(engine: QueryEngine, request: QueryRequest, found: Retrieval) -
         files = tested.lend(files)
     if titled.enabled(request.channels, found.route.shape):
         files = titled.lift_titled(request.query, files)
+    if imported.enabled(request.channels, found.route.shape):
+        files = imported.lift_imported(engine.store.conn, files)
     return files
 
 

@@ -1,0 +1,152 @@
+"""The modules the first file of an issue report's answer imports gain a share of its score,
+never reaching it (pix/retrieve/imported.py): a fix to a module mostly changes what it builds
+on too.
+
+A real git repository in a temp folder, indexed with the real model into real SQLite: a cart
+module the report names, four modules it imports (relatively, absolutely, under a src layout's
+package), one it does not, and a JavaScript file.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import commit, git, write
+
+from pix.index import index_repository
+from pix.query import QueryEngine, QueryRequest
+from pix.retrieve import imported
+from pix.retrieve.hits import Hit
+
+CART = '''"""The cart: what a customer is about to buy."""
+
+import os
+import shop.tax
+from shop import discounts
+from .pricing import (
+    total,
+    rounded,
+)
+from ..shared.currency import convert
+
+
+def checkout(items, region):
+    """The amount to charge for the items of a cart."""
+    amount = rounded(total(items)) + shop.tax.rate(region) - discounts.best(items)
+    return convert(amount, os.environ.get("CURRENCY", "EUR"))
+'''
+MODULE = '''"""{doc}"""
+
+
+def {name}(items, region=None):
+    """{doc}"""
+    return sum(item.price for item in items) if items else 0
+'''
+MODULES = {
+    "src/shop/pricing.py": ("total", "Prices of the items of an order."),
+    "src/shop/tax.py": ("rate", "Tax owed on an order in a region."),
+    "src/shop/discounts.py": ("best", "The best discount for an order."),
+    "src/shared/currency.py": ("convert", "An amount in another currency."),
+    "src/shop/refunds.py": ("refund", "Money returned for an order."),
+}
+REPORT = """Cart checkout charges the wrong amount
+
+**Describe the bug**
+When a customer checks out a cart in src/shop/cart.py, the amount charged is not the sum of
+the prices with the tax of the region added and the discount taken off. The difference is a
+few cents on most orders and more on large ones, and the receipt shows the right figure.
+
+**To Reproduce**
+Put three items in a cart, check out in a region with tax and compare the amount charged
+with the receipt.
+"""
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory, embedder):
+    root = tmp_path_factory.mktemp("imported") / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    files = {p: MODULE.format(name=n, doc=d) for p, (n, d) in MODULES.items()}
+    files["src/shop/cart.py"] = CART
+    files["src/shop/__init__.py"] = ""
+    files["web/cart.js"] = "// The cart's page: the amount to charge, as checkout shows it.\n"
+    write(root, files)
+    commit(root, "initial")
+    db = root.parent / "index.db"
+    index_repository(str(root), str(db), embedder=embedder)
+    engine = QueryEngine(db=str(db), cwd=str(root))
+    yield engine
+    engine.close()
+
+
+def lifted(engine: QueryEngine, query: str = REPORT) -> tuple[list[str], dict[str, float]]:
+    """The files in order, and the imported-file bonus of each file that has one."""
+    request = QueryRequest(query, mode="file", explain=True, no_content=True)
+    results = engine.query(request)["results"]
+    bonus = {r["file"]: r["explain"].get("rank", {}).get("imported") for r in results}
+    return [r["file"] for r in results], {p: b for p, b in bonus.items() if b is not None}
+
+
+def hit(path: str, score: float) -> Hit:
+    return Hit(path, 1, "no-such-blob", 1, 2, "code", None, score, score, "source", "js", {})
+
+
+def test_what_import_statements_name():
+    relative, absolute = imported.imports(CART, "src/shop/cart.py")
+    assert {"src/shop/pricing", "src/shop/pricing/total", "src/shared/currency"} <= relative
+    assert {"shop/tax", "shop/discounts"} <= absolute
+    # one part: the standard library's, or another package's
+    assert "os" not in absolute and "shop" not in absolute
+    assert imported.is_imported("src/shop/pricing.py", relative, absolute)
+    assert imported.is_imported("src/shop/tax.py", relative, absolute)  # by the path's end
+    assert imported.is_imported("lib/python/shop/tax.py", relative, absolute)
+    assert not imported.is_imported("shop/tax/rates.py", relative, absolute)
+    assert imported.is_imported("src/shop/discounts/__init__.py", relative, absolute)
+    assert imported.is_imported("src/shared/currency.py", relative, absolute)
+    assert not imported.is_imported("src/shop/refunds.py", relative, absolute)
+    assert not imported.is_imported("os.py", relative, absolute)
+    assert not imported.is_imported("web/cart.js", relative, absolute)
+
+
+def test_the_first_files_imports_gain_and_stay_below_it(engine, monkeypatch):
+    monkeypatch.setattr(imported, "FIRST", 10)
+    files, bonus = lifted(engine)
+    assert files[0] == "src/shop/cart.py"
+    assert set(bonus) == {
+        "src/shop/pricing.py",
+        "src/shop/tax.py",
+        "src/shop/discounts.py",
+        "src/shared/currency.py",
+    }
+    assert all(b > 0 for b in bonus.values())
+    # without the step no file has the bonus, and the imported ones rank no higher
+    monkeypatch.setattr(imported, "WEIGHT", 0.0)
+    before, none = lifted(engine)
+    assert none == {} and before[0] == "src/shop/cart.py"
+    for path in bonus:
+        assert files.index(path) <= before.index(path)
+
+
+def test_however_large_the_share_the_first_file_stays_first(engine, monkeypatch):
+    monkeypatch.setattr(imported, "WEIGHT", 5.0)
+    files, bonus = lifted(engine)
+    assert files[0] == "src/shop/cart.py" and len(bonus) == imported.FIRST
+
+
+def test_only_the_first_few_imports_gain(engine, monkeypatch):
+    files, bonus = lifted(engine)
+    assert len(bonus) == imported.FIRST == 3
+    # the first three in the order they had: what ranked below them gains nothing
+    monkeypatch.setattr(imported, "WEIGHT", 0.0)
+    before, _ = lifted(engine)
+    imports = [f for f in before if f in MODULES and f != "src/shop/refunds.py"]
+    assert set(bonus) == set(imports[:3])
+
+
+def test_a_short_question_is_left_alone(engine):
+    assert lifted(engine, "cart checkout amount")[1] == {}
+
+
+def test_a_first_file_in_another_language_imports_nothing(engine):
+    files = [hit("web/cart.js", 1.0), hit("src/shop/pricing.py", 0.5)]
+    assert imported.lift_imported(engine.store.conn, files) == files
