@@ -28,7 +28,8 @@ names, pix/retrieve/titled.py; `without imported`: no bonus for the files the fi
 imports, pix/retrieve/imported.py; `without quoted`: no vote for the chunks holding a message the
 report quotes whole, pix/retrieve/phrase.py rank_quoted). `--only` runs the variants
 named (comma-separated labels). `--limits` reruns the full pipeline with other BM25 term caps,
-`--weights` with other weights of the issue route or other values of evidence.py's constants (a
+`--weights` with other weights of the issue route or other values of evidence.py's and
+windows.py's constants (a
 JSON list of changes: `[{"bm25": 1.5}, {"COMMON_SHARE": 0.02}]`; `{"refine": 0}`: the
 refinement's transformer may read any number of one file's chunks, pix/retrieve/refine.py
 PER_FILE; `{"imported": 0.3}`: the imported-file step's weight). Databases are devbench's
@@ -56,7 +57,17 @@ from bench import devbench, devcorpora, metrics
 from bench.devbench import ISSUE_COLUMNS, ISSUELOC_REPOS, Table
 from bench.quality import rank_files
 from pix.query import QueryEngine
-from pix.retrieve import evidence, imported, outline, phrase, refine, route, tested, titled
+from pix.retrieve import (
+    evidence,
+    imported,
+    outline,
+    phrase,
+    refine,
+    route,
+    tested,
+    titled,
+    windows,
+)
 from pix.store import search_sql
 
 ALL = evidence.STEPS
@@ -90,7 +101,13 @@ QUALITY_TOP = 20
 COLUMNS = [*ISSUE_COLUMNS, "acc@20"]
 
 
-CONSTANTS = {name: getattr(evidence, name) for name in dir(evidence) if name.isupper()}
+# evidence.py's constants, and windows.py's (TITLE_WEIGHT, WINDOW_CHARS, STATIC_CHARS)
+CONSTANTS = {
+    (module, name): getattr(module, name)
+    for module in (evidence, windows)
+    for name in dir(module)
+    if name.isupper()
+}
 OUTLINE_SHAPES = outline.SHAPES
 TESTED_WEIGHT = tested.WEIGHT
 TITLED_WEIGHT = titled.WEIGHT
@@ -101,7 +118,7 @@ REFINE_PER_FILE = dict(refine.PER_FILE)
 
 def set_steps(steps: frozenset, limit: int, weights: dict | None = None) -> None:
     """Steps, the BM25 term cap and changes: a channel name changes the issue route's weight,
-    an upper-case name one of evidence.py's constants."""
+    an upper-case name one of evidence.py's or windows.py's constants."""
     weights = dict(weights or {})
     # "outline": False runs without the outline step (pix/retrieve/outline.py)
     outline.SHAPES = OUTLINE_SHAPES if weights.pop("outline", True) else frozenset()
@@ -125,8 +142,8 @@ def set_steps(steps: frozenset, limit: int, weights: dict | None = None) -> None
     # report (0: any number; pix/retrieve/refine.py PER_FILE; static-only databases only)
     per_file = weights.pop("refine", REFINE_PER_FILE["issue"])
     refine.PER_FILE = REFINE_PER_FILE | {"issue": int(per_file)}
-    for name, value in CONSTANTS.items():
-        setattr(evidence, name, weights.get(name, value))
+    for (module, name), value in CONSTANTS.items():
+        setattr(module, name, weights.get(name, value))
     evidence.STEPS = steps
     evidence.BM25_TERMS = limit
     channels = {k: v for k, v in weights.items() if not k.isupper()}

@@ -40,12 +40,12 @@ from pix.retrieve import (
     tested,
     titled,
 )
-from pix.retrieve.evidence import embed_query, embed_static
 from pix.retrieve.hits import Hit
 from pix.retrieve.knn import WarmVectors
 from pix.retrieve.rank import arrange, carried, rescore
 from pix.retrieve.route import Route, reading, route
 from pix.retrieve.search import DEPTH, RRF_K, register_functions, search
+from pix.retrieve.windows import embed_query, embed_static
 from pix.snapshot import (
     Originals,
     Snapshot,

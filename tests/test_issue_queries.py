@@ -11,7 +11,7 @@ import pytest
 from conftest import opened_engine
 
 from pix.query import QueryEngine, QueryRequest
-from pix.retrieve import evidence, titled
+from pix.retrieve import evidence, titled, windows
 from pix.retrieve.route import shape_of
 
 CART = '''"""The shopping cart: items, coupons and the total a customer pays."""
@@ -271,24 +271,24 @@ def test_a_long_issue_is_embedded_in_windows_with_its_title_counted_twice_over(e
         tail * 8
     )
     text = f"{title}\n{body}"
-    parts = evidence.windows(text)
-    assert len(parts) > 1 and all(len(p) <= evidence.WINDOW_CHARS for p in parts)
+    parts = windows.windows(text)
+    assert len(parts) > 1 and all(len(p) <= windows.WINDOW_CHARS for p in parts)
     assert "".join(parts) == text
     truncated = embedder.embed_batch([text])[0]  # the model reads the first 256 tokens only
     about_tail = embedder.embed_batch([tail * 3])[0]
     with without_step("title"):
-        windowed = evidence.embed_query(embedder, text, "issue")[0]
+        windowed = windows.embed_query(embedder, text, "issue")[0]
     assert np.linalg.norm(windowed) == pytest.approx(1.0, abs=1e-5)
     # The windows reach the end of the report, which one pass of the model never reads.
     assert float(windowed @ about_tail) > float(truncated @ about_tail) + 0.05
     # The title is added at TITLE_WEIGHT: the vector turns towards it.
-    titled = evidence.embed_query(embedder, text, "issue")[0]
+    titled = windows.embed_query(embedder, text, "issue")[0]
     alone = embedder.embed_batch([title])[0]
     assert evidence.title_of(text) == title
     assert np.linalg.norm(titled) == pytest.approx(1.0, abs=1e-5)
     assert float(titled @ alone) > float(windowed @ alone) + 0.05
     # Any other shape is embedded whole, as before.
-    assert np.allclose(evidence.embed_query(embedder, text, "question")[0], truncated)
+    assert np.allclose(windows.embed_query(embedder, text, "question")[0], truncated)
 
 
 def test_the_static_tier_counts_an_issues_title_too():
@@ -297,12 +297,12 @@ def test_the_static_tier_counts_an_issues_title_too():
     static = StaticEmbedder()
     title = "Chart legend shows the wrong colours"
     text = f"{title}\n" + "The database connection pool fails when the socket times out. " * 20
-    titled = evidence.embed_static(static, text, "issue")[0]
+    titled = windows.embed_static(static, text, "issue")[0]
     whole = static.embed_batch([text])[0]
     alone = static.embed_batch([title])[0]
     assert np.linalg.norm(titled) == pytest.approx(1.0, abs=1e-5)
     assert float(titled @ alone) > float(whole @ alone) + 0.05
-    assert np.allclose(evidence.embed_static(static, text, "question")[0], whole)
+    assert np.allclose(windows.embed_static(static, text, "question")[0], whole)
 
 
 def test_sections_about_the_reporters_machine_are_left_out():

@@ -13,9 +13,9 @@ import pytest
 from pix.index import index_repository
 from pix.ingest.embed import quantize
 from pix.query import QueryEngine, QueryRequest, query, retrieve
-from pix.retrieve.evidence import embed_query, embed_static
 from pix.retrieve.route import Route
 from pix.retrieve.search import search
+from pix.retrieve.windows import embed_query, embed_static
 from pix.snapshot import select_snapshot
 from tests.conftest import commit, new_repo, write
 from tests.test_query import FILES, QUERIES

@@ -28,8 +28,8 @@ import math
 
 import numpy as np
 
-from pix.retrieve.evidence import embed_static
 from pix.retrieve.hits import Hit, revised
+from pix.retrieve.windows import embed_static
 
 OUTLINE_TOP = 20
 WEIGHT = 0.15

@@ -29,11 +29,11 @@ import numpy as np
 
 from pix.errors import PixError
 from pix.ingest.embed import Embedder, quantize
-from pix.retrieve.evidence import embed_query
 from pix.retrieve.hits import Hit
 from pix.retrieve.knn import matrix_of, nearest
 from pix.retrieve.route import Route
 from pix.retrieve.search import search
+from pix.retrieve.windows import embed_query
 from pix.store import content, sql
 
 if TYPE_CHECKING:
