@@ -70,6 +70,10 @@ def engine(tmp_path_factory, embedder):
     files["src/shop/cart.py"] = CART
     files["src/shop/__init__.py"] = ""
     files["web/cart.js"] = "// The cart's page: the amount to charge, as checkout shows it.\n"
+    # one text at two paths: what it imports relatively differs
+    for package in ("pkg_a", "pkg_b"):
+        files[f"{package}/__init__.py"] = "from . import (core,  # the model (kept)\n    util)\n"
+        files[f"{package}/util.py"] = f"# helpers of {package}\nVALUE = 1\n"
     write(root, files)
     commit(root, "initial")
     db = root.parent / "index.db"
@@ -150,3 +154,43 @@ def test_a_short_question_is_left_alone(engine):
 def test_a_first_file_in_another_language_imports_nothing(engine):
     files = [hit("web/cart.js", 1.0), hit("src/shop/pricing.py", 0.5)]
     assert imported.lift_imported(engine.store.conn, files) == files
+
+
+def test_import_statements_read_as_python_reads_them():
+    text = "from . import (core,  # the model (kept)\n    util)\nfrom ....above import root\n"
+    relative, absolute = imported.imports(text, "src/pkg/__init__.py")
+    assert relative == {"src/pkg/core", "src/pkg/util"}  # nothing above the root
+    # a module of another Python's syntax is read line by line
+    old = (
+        "print 'x'\nimport p.q, \\\n    r.s\nimport os; import shop.tax\nfrom .x import(y)\n"
+        "from .z import (a,  # one (of two)\n    b)\n"
+    )
+    relative, absolute = imported.imports(old, "shop/cart.py")
+    assert absolute == {"p/q", "r/s", "shop/tax"}
+    assert relative == {"shop/x", "shop/x/y", "shop/z", "shop/z/a", "shop/z/b"}
+
+
+def test_one_text_at_two_paths_lifts_its_own_neighbours(engine):
+    conn = engine.store.conn
+    sha = conn.execute(
+        "SELECT blob_sha FROM snapshot_file WHERE path = 'pkg_a/__init__.py'"
+    ).fetchone()[0]
+    utils = {
+        p: conn.execute("SELECT blob_sha FROM snapshot_file WHERE path = ?", (p,)).fetchone()[0]
+        for p in ("pkg_a/util.py", "pkg_b/util.py")
+    }
+
+    def lift(package: str) -> dict[str, float]:
+        files = [
+            Hit(f"{package}/__init__.py", 1, sha, 1, 2, "code", None, 1.0, 1.0, "source",
+                "python", {}),
+            *(Hit(p, 2, b, 1, 2, "code", None, 0.5, 0.5, "source", "python", {})
+              for p, b in utils.items()),
+        ]  # fmt: skip
+        out = imported.lift_imported(conn, files)
+        return {h.path: h.rank["imported"] for h in out if "imported" in h.rank}
+
+    first = lift("pkg_a")
+    assert set(first) == {"pkg_a/util.py"}
+    assert set(lift("pkg_b")) == {"pkg_b/util.py"}
+    assert lift("pkg_a") == first

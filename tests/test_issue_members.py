@@ -44,6 +44,29 @@ PATH = '''class path(str):
     def abspath(self):
         return path(self)
 '''
+# A class too long for one chunk: its long methods are chunks of their own, its short ones
+# merged with a neighbour (the chunker's minimum size), so `Parser.close`'s chunk is another
+# member's.
+LONG_METHOD = """
+    def {name}(self, text):
+        # Read the next block of the text, one card after another, keeping their order.
+        cards = []
+        for number, line in enumerate(text.splitlines()):
+            if not line.strip():
+                continue
+            keyword, _, value = line.partition("=")
+            cards.append((number, keyword.strip().upper(), value.strip()))
+        self.cards.extend(cards)
+        return cards
+"""
+PARSER_CLASS = (
+    "class Parser:\n"
+    "    # Cards read from a header's text.\n"
+    + LONG_METHOD.format(name="parse")
+    + "\n    def close(self):\n        self.cards = []\n"
+    + LONG_METHOD.format(name="parse_more")
+    + LONG_METHOD.format(name="parse_rest")
+)
 REPORT = """Reading a header from a byte string fails
 
 **Describe the bug**
@@ -63,6 +86,7 @@ def engine(tmp_path_factory, embedder):
     git(root, "init", "-q", "-b", "main")
     write(root, {f"fits/{stem}.py": PARSER.format(name=c) for stem, c in CLASSES.items()})
     write(root, {"fits/record.go": GO, "fits/testing/path.py": PATH})
+    write(root, {"fits/parser.py": PARSER_CLASS})
     commit(root, "initial")
     db = root.parent / "index.db"
     index_repository(str(root), str(db), embedder=embedder)
@@ -127,3 +151,20 @@ def test_the_path_filter_holds(engine):
 def test_without_the_step_a_class_member_names_nothing(engine, monkeypatch):
     monkeypatch.setattr(evidence, "STEPS", evidence.STEPS - {"members"})
     assert named(engine, "`Card.fromstring` needs the same fix.") == {}
+
+
+def test_a_short_method_merged_with_its_neighbour(engine):
+    # the chunk defining `close` is named for another member of the class
+    symbols = engine.store.conn.execute(
+        "SELECT c.symbol FROM symbol s JOIN chunk c ON c.id = s.chunk_id"
+        " WHERE s.term = 'close' AND s.whole = 1"
+    ).fetchall()
+    assert symbols and all(sym not in ("Parser", "Parser.close") for (sym,) in symbols)
+    assert named(engine, "After `Parser.close` it fails.") == {
+        "fits/parser.py": evidence.MODULE_WEIGHT
+    }
+
+
+def test_a_class_the_report_imports_under_another_name(engine):
+    code = "```python\nfrom fits import Card as FitsCard\nFitsCard.fromstring(data)\n```"
+    assert named(engine, code) == {"fits/card.py": evidence.MODULE_WEIGHT}

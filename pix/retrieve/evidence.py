@@ -358,7 +358,8 @@ def evidence_files(
             continue
         # `Card.fromstring` is a method of a class before it is a module path.
         defining = (members or {}).get(qualified(name) or "", [])
-        if credit([p for p, _ in defining if p in held], MODULE_WEIGHT):
+        defining = [(path, first) for path, first in defining if path in held]
+        if credit([path for path, _ in defining], MODULE_WEIGHT):
             for path, first in defining:
                 line.setdefault(path, first)
             continue

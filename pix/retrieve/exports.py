@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -116,6 +117,7 @@ class _Module:
 
 _PARSED: OrderedDict[str, _Module] = OrderedDict()  # blob sha -> summary, least recent first
 _NOTHING = _Module()
+_LOCK = threading.Lock()  # an MCP server answers from several threads
 
 
 def _parsed(files: Files, path: str) -> _Module | None:
@@ -124,9 +126,10 @@ def _parsed(files: Files, path: str) -> _Module | None:
     if found is None:
         return None
     sha, size = found
-    if sha in _PARSED:
-        _PARSED.move_to_end(sha)
-        return _PARSED[sha]
+    with _LOCK:
+        if sha in _PARSED:
+            _PARSED.move_to_end(sha)
+            return _PARSED[sha]
     if size > MAX_TEXT:
         return _NOTHING
     try:
@@ -135,9 +138,10 @@ def _parsed(files: Files, path: str) -> _Module | None:
         return _NOTHING  # depends on the stack and memory of the moment: not remembered
     except (SyntaxError, ValueError):
         module = _NOTHING
-    _PARSED[sha] = module
-    if len(_PARSED) > PARSED_KEPT:
-        _PARSED.popitem(last=False)
+    with _LOCK:
+        _PARSED[sha] = module
+        if len(_PARSED) > PARSED_KEPT:
+            _PARSED.popitem(last=False)
     return module
 
 

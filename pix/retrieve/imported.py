@@ -22,8 +22,10 @@ so none of them moves.
 
 from __future__ import annotations
 
+import ast
 import math
 import re
+import threading
 from collections import OrderedDict
 
 import apsw
@@ -35,15 +37,23 @@ IMPORTED_TOP = 20
 FIRST = 3
 WEIGHT = 0.2
 SHAPES = frozenset({"issue"})
-KEPT = 256  # the imports of this many files, by blob
+KEPT = 256  # the imports of this many files, by blob and path
 
+# When a module does not parse (another Python's syntax), its import lines are read as text:
+# comments out, continuation lines joined, each statement of a line on its own.
+_COMMENT = re.compile(r"#[^\n]*")
 _FROM = re.compile(
-    r"^[ \t]*from[ \t]+(\.*)([A-Za-z_][\w.]*|)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]*)", re.M
+    r"^[ \t]*from[ \t]+(\.*)[ \t]*([A-Za-z_][\w.]*|)[ \t]+import[ \t]*(\([^)]*\)|[^\n;]*)",
+    re.M,
 )
-_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)", re.M)
-_NAME = re.compile(r"[A-Za-z_][\w.]*")
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n;]+)", re.M)
 
-_IMPORTS: OrderedDict[str, tuple[frozenset[str], frozenset[str]]] = OrderedDict()
+# (dots, module, names): `from ..core import a, b` is (2, "core", ["a", "b"]); `import a.b`
+# is (0, "a.b", []).
+Statement = tuple[int, str, list[str]]
+
+_IMPORTS: OrderedDict[tuple[str, str], tuple[frozenset[str], frozenset[str]]] = OrderedDict()
+_LOCK = threading.Lock()  # an MCP server answers from several threads
 
 
 def enabled(channels: list[str] | None, shape: str) -> bool:
@@ -52,31 +62,54 @@ def enabled(channels: list[str] | None, shape: str) -> bool:
     return channels is None and shape in SHAPES and WEIGHT > 0
 
 
+def statements(text: str) -> list[Statement]:
+    """A Python module's import statements, anywhere in it (a function imports lazily what
+    the module builds on), as Python's parser reads them; by their lines when it does not
+    parse (then a docstring's example imports count too)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _statement_lines(text)
+    out: list[Statement] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            out.append((node.level, node.module or "", [a.name for a in node.names]))
+        elif isinstance(node, ast.Import):
+            out += [(0, a.name, []) for a in node.names]
+    return out
+
+
+def _statement_lines(text: str) -> list[Statement]:
+    text = _COMMENT.sub("", text).replace("\\\n", " ")
+    text = "\n".join(part for line in text.splitlines() for part in line.split(";"))
+    out: list[Statement] = []
+    for m in _FROM.finditer(text):
+        names = [n.split()[0] for n in m.group(3).strip("() \t\n").split(",") if n.strip()]
+        out.append((len(m.group(1)), m.group(2), names))
+    for m in _IMPORT.finditer(text):
+        out += [(0, part.split()[0], []) for part in m.group(1).split(",") if part.strip()]
+    return out
+
+
 def imports(text: str, path: str) -> tuple[frozenset[str], frozenset[str]]:
     """What a Python module's import statements may name: (stems of files relative imports
     name, from the repository's root: `pkg/sub/mod`; absolute dotted names of two or more
     parts as paths: `pkg/sub/mod`). A `from` import names its module and each name under it
-    (a name may be a submodule)."""
-    folder = path.rsplit("/", 1)[0] if "/" in path else ""
+    (a name may be a submodule). A relative import above the repository's root names
+    nothing, as Python refuses it."""
+    folders = path.split("/")[:-1]
     relative: set[str] = set()
     absolute: set[str] = set()
-    for m in _FROM.finditer(text):
-        dots, module = len(m.group(1)), m.group(2)
-        names = [n.split()[0] for n in m.group(3).strip("() \t\n").split(",") if n.strip()]
+    for dots, module, names in statements(text):
         dotted = [module] if module else []
         dotted += [f"{module}.{n}".lstrip(".") for n in names if n.isidentifier()]
         if dots:
-            base = folder
-            for _ in range(dots - 1):
-                base = base.rsplit("/", 1)[0] if "/" in base else ""
-            relative.update("/".join(p for p in [base, *d.split(".")] if p) for d in dotted)
+            if dots - 1 > len(folders):
+                continue
+            base = folders[: len(folders) - (dots - 1)]
+            relative.update("/".join([*base, *d.split(".")]) for d in dotted)
         else:
             absolute.update(d.replace(".", "/") for d in dotted if "." in d)
-    for m in _IMPORT.finditer(text):
-        for part in m.group(1).split(","):
-            found = _NAME.match(part.strip())
-            if found and "." in found.group(0):
-                absolute.add(found.group(0).rstrip(".").replace(".", "/"))
     return frozenset(relative), frozenset(absolute)
 
 
@@ -100,14 +133,19 @@ def is_imported(path: str, relative: frozenset[str], absolute: frozenset[str]) -
 
 
 def _imports_of(conn: apsw.Connection, hit: Hit) -> tuple[frozenset[str], frozenset[str]]:
-    if hit.blob_sha in _IMPORTS:
-        _IMPORTS.move_to_end(hit.blob_sha)
-        return _IMPORTS[hit.blob_sha]
+    """`imports` of the hit's file, remembered by blob and path (relative imports resolve
+    from the path: one text at two paths imports two sets of files)."""
+    key = (hit.blob_sha, hit.path)
+    with _LOCK:
+        if key in _IMPORTS:
+            _IMPORTS.move_to_end(key)
+            return _IMPORTS[key]
     row = conn.execute(search_sql.BLOB_CONTENT, (hit.blob_sha,)).fetchone()
     found = imports(codec.unpack(*row), hit.path) if row else (frozenset(), frozenset())
-    _IMPORTS[hit.blob_sha] = found
-    if len(_IMPORTS) > KEPT:
-        _IMPORTS.popitem(last=False)
+    with _LOCK:
+        _IMPORTS[key] = found
+        if len(_IMPORTS) > KEPT:
+            _IMPORTS.popitem(last=False)
     return found
 
 
@@ -115,13 +153,17 @@ def lift_imported(conn: apsw.Connection, files: list[Hit]) -> list[Hit]:
     """`files` (ranked) with the bonus added to the first FIRST of the next IMPORTED_TOP - 1
     that the first imports, each kept below the first (rank: `imported`, the bonus), ranked
     again."""
-    if not files or _stem(files[0].path) is None:
+    if not files or _stem(files[0].path) is None or files[0].score <= 0:
         return files
     first = files[0]
     relative, absolute = _imports_of(conn, first)
     if not relative and not absolute:
         return files
-    named = [f.path for f in files[1:IMPORTED_TOP] if is_imported(f.path, relative, absolute)]
+    named = [
+        f.path
+        for f in files[1:IMPORTED_TOP]
+        if any(is_imported(p, relative, absolute) for p in (f.path, *f.copies))
+    ]
     lifted = named[:FIRST]
     if not lifted:
         return files
@@ -129,7 +171,7 @@ def lift_imported(conn: apsw.Connection, files: list[Hit]) -> list[Hit]:
     out = []
     for f in files:
         if f.path in lifted:
-            score = min(f.score + WEIGHT * first.score, below)
+            score = max(f.score, min(f.score + WEIGHT * first.score, below))
             f = revised(f, score=score, rank={**f.rank, "imported": score - f.score})
         out.append(f)
     return sorted(out, key=lambda h: (-h.score, h.path))

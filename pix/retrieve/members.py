@@ -19,24 +19,27 @@ import json
 
 import apsw
 
-# The files of a snapshot defining a member of :qualified (a JSON array of `Class.member`),
-# with the first line of a chunk defining it. The term index finds the chunks defining the
-# member; the chunk's symbol says whose: the method itself (`Card.fromstring`, or
-# `Outer.Card.fromstring`), or the class when it is small enough to be one chunk (`Card`).
+# The files of a snapshot defining a member of :wanted (a JSON array of [`Class.member`,
+# class, member, member lower-cased as the symbol table keeps it]), with the first line of a
+# chunk defining it. The term index finds the chunks defining the member; the chunk's symbol
+# says whose: the method itself (`Card.fromstring`, or `Outer.Card.fromstring`), another member
+# of the class when small ones share a chunk (`Card.tostring`: the chunker merges a class's
+# short methods), or the class when it is small enough to be one chunk (`Card`). A declared
+# name counts as a definition (a class's field: `Config.timeout`).
 MEMBER_FILES = """
-WITH wanted(qualified, owner, member) AS (
-    SELECT value, substr(value, 1, instr(value, '.') - 1), substr(value, instr(value, '.') + 1)
-    FROM json_each(:qualified)
+WITH wanted(qualified, owner, member, term) AS (
+    SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(:wanted)
 )
 SELECT w.qualified, f.path, min(c.start_line)
 FROM wanted w
-JOIN symbol s ON s.term = lower(w.member) AND s.whole = 1
+JOIN symbol s ON s.term = w.term AND s.whole = 1
 JOIN chunk c ON c.id = s.chunk_id
 JOIN blob b ON b.id = c.blob_id
 JOIN snapshot_file f ON f.blob_sha = b.sha AND f.snapshot_id = :snapshot
 WHERE s.name = w.member
-  AND (c.symbol IN (w.qualified, w.owner)
-       OR substr(c.symbol, -length(w.qualified) - 1) = '.' || w.qualified
+  AND (c.symbol = w.owner
+       OR substr(c.symbol, 1, length(w.owner) + 1) = w.owner || '.'
+       OR instr(c.symbol, '.' || w.owner || '.') > 0
        OR substr(c.symbol, -length(w.owner) - 1) = '.' || w.owner)
 GROUP BY w.qualified, f.path
 ORDER BY w.qualified, f.path
@@ -63,7 +66,8 @@ def member_files(
     out: dict[str, list[tuple[str, int]]] = {}
     if not wanted:
         return out
-    params = {"qualified": json.dumps(wanted), "snapshot": snapshot_id}
+    rows = [[q, *q.split("."), q.split(".")[1].lower()] for q in wanted]
+    params = {"wanted": json.dumps(rows), "snapshot": snapshot_id}
     for name, path, line in conn.execute(MEMBER_FILES, params):
         out.setdefault(name, []).append((path, line))
     return out

@@ -142,7 +142,9 @@ def search(
         )
         by_cited = evidence.cited_files(cited)
         defining = (
-            members.member_files(store.conn, snapshot_id, issue.modules)
+            members.member_files(
+                store.conn, snapshot_id, [exports.expand(n, issue.bound) for n in issue.modules]
+            )
             if "members" in evidence.STEPS
             else {}
         )
