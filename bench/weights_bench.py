@@ -20,6 +20,8 @@ A SPEC is comma-separated assignments, each `[WHEN:]NAME=VALUE`:
 - `refine.question=5`: how many chunks of one file the refinement's transformer may read for a
   query shape (pix/retrieve/refine.py PER_FILE; 0: any number). Static-only databases only:
   where every chunk has its transformer vector nothing is read on the spot.
+- `imported.question=0.2`: the imported-file step (pix/retrieve/imported.py) for a query shape
+  too (`*`: every shape), at that weight (0: off, for the issue shape as well).
 WHEN limits an assignment to the question- and keyword-shaped queries that read as a change
 description (`change:`: an imperative verb first, `Fix ...`, `Add ...`, or a component prefix,
 `router: ...`; see is_change) or to the others (`plain:`): commit subjects are mostly the first,
@@ -42,7 +44,7 @@ from pathlib import Path
 import pix.query
 from bench import corpora, devbench, devcorpora, devsets, metrics, quality
 from pix.query import QueryEngine
-from pix.retrieve import rank, refine, route
+from pix.retrieve import imported, rank, refine, route
 
 LANG = tuple(devsets.committed_sets("commitloc"))
 SHARED = ("requests", "click")
@@ -66,9 +68,14 @@ def parse_spec(spec: str) -> list[tuple[str | None, str, str, float]]:
         table, dot, key = name.partition(".")
         if not (eq and dot) or when not in ("", "change", "plain"):
             raise SystemExit(f"weights_bench: cannot read {part!r} (see --help)")
-        if table not in ("standout", "reading", "refine", "*") and table not in route.WEIGHTS:
+        tables = ("standout", "reading", "refine", "imported", "*")
+        if table not in tables and table not in route.WEIGHTS:
             raise SystemExit(f"weights_bench: no query shape or table {table!r} in {part!r}")
-        if table in ("reading", "refine") and key not in route.WEIGHTS:
+        if (
+            table in ("reading", "refine")
+            and key not in route.WEIGHTS
+            or (table == "imported" and key != "*" and key not in route.WEIGHTS)
+        ):
             raise SystemExit(f"weights_bench: no query shape {key!r} in {part!r}")
         out.append((when or None, table, key, float(value)))
     return out
@@ -83,6 +90,7 @@ def applied(assignments: list[tuple[str | None, str, str, float]]) -> Iterator[N
     standout = dict(rank.STANDOUT)
     reading = dict(route.READING)
     per_file = dict(refine.PER_FILE)
+    lifted = (imported.SHAPES, imported.WEIGHT)
     original = pix.query.route
 
     def routed(query: str, channels: list[str] | None = None) -> route.Route:
@@ -92,6 +100,7 @@ def applied(assignments: list[tuple[str | None, str, str, float]]) -> Iterator[N
         route.READING.clear()
         route.READING.update(reading)
         refine.PER_FILE = dict(per_file)
+        imported.SHAPES, imported.WEIGHT = lifted
         shape = route.shape_of(query)
         kind = ("change" if is_change(query) else "plain") if shape in NL_SHAPES else None
         for when, table, key, value in assignments:
@@ -105,6 +114,11 @@ def applied(assignments: list[tuple[str | None, str, str, float]]) -> Iterator[N
                 continue
             if table == "refine":
                 refine.PER_FILE[key] = int(value)
+                continue
+            if table == "imported":
+                if key in ("*", shape):
+                    imported.SHAPES = imported.SHAPES | {shape}
+                    imported.WEIGHT = value
                 continue
             for name in route.WEIGHTS if table == "*" else [table]:
                 route.WEIGHTS[name][key] = value
@@ -121,6 +135,7 @@ def applied(assignments: list[tuple[str | None, str, str, float]]) -> Iterator[N
         route.READING.clear()
         route.READING.update(reading)
         refine.PER_FILE = per_file
+        imported.SHAPES, imported.WEIGHT = lifted
 
 
 def corpus(name: str, variant: str) -> tuple[Path, Path, list[dict]]:

@@ -7,7 +7,7 @@ import pytest
 
 import pix.query
 from bench import weights_bench
-from pix.retrieve import rank, refine, route
+from pix.retrieve import imported, rank, refine, route
 
 
 def test_commit_subjects_read_as_changes_and_questions_do_not():
@@ -50,10 +50,20 @@ def test_a_refine_variant_limits_one_shape_and_is_undone():
     assert refine.PER_FILE == limits
 
 
+def test_an_imported_variant_lifts_one_shape_and_is_undone():
+    shapes, weight = imported.SHAPES, imported.WEIGHT
+    with weights_bench.applied(weights_bench.parse_spec("imported.question=0.3")):
+        pix.query.route("how does the pane get resized on a crash")
+        assert imported.SHAPES == shapes | {"question"} and imported.WEIGHT == 0.3
+        pix.query.route("resize_pane")  # another shape: as pix ships
+        assert (imported.SHAPES, imported.WEIGHT) == (shapes, weight)
+    assert (imported.SHAPES, imported.WEIGHT) == (shapes, weight)
+
+
 @pytest.mark.parametrize(
     "spec",
     ["question.dense", "sometimes:question.dense=1", "nope.dense=1", "reading.nope=1",
-     "refine.nope=1"],
+     "refine.nope=1", "imported.nope=0.2"],
 )  # fmt: skip
 def test_a_spec_it_cannot_read_is_refused(spec):
     with pytest.raises(SystemExit, match="weights_bench"):
