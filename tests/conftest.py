@@ -220,6 +220,17 @@ def opened_engine(tmp_path_factory, name: str, files: dict[str, str | bytes], em
     engine.close()
 
 
+def evidence_scores(engine: QueryEngine, request) -> dict[str, float]:
+    """The files the evidence channel names in the answer to `request` (file mode, explained),
+    and the evidence score of each."""
+    out = {}
+    for result in engine.query(request)["results"]:
+        channel = result["explain"]["channels"].get("evidence")
+        if channel:
+            out[result["file"]] = channel["score"]
+    return out
+
+
 def keyword_indexed(base: Path, files: dict[str, str | bytes]) -> Path:
     """A git repository of `files` (one commit) in base/repo, indexed without the transformer
     into its own .pix.db: enough for the keyword channels and the priors."""

@@ -29,7 +29,7 @@ from pathlib import Path
 import apsw
 import jsonschema
 import pytest
-from conftest import commit, git, write
+from conftest import commit, evidence_scores, git, write
 
 from pix.index import index_repository
 from pix.ingest import commit_log as ingest_log
@@ -117,12 +117,7 @@ def rows(db: Path, statement: str) -> list[tuple]:
 def named(engine: QueryEngine, cites: str, **options) -> dict[str, float]:
     """Files the evidence channel names, and the evidence score of each."""
     request = QueryRequest(REPORT.format(cites=cites), mode="file", explain=True, **options)
-    out = {}
-    for result in engine.query(request)["results"]:
-        channel = result["explain"]["channels"].get("evidence")
-        if channel:
-            out[result["file"]] = channel["score"]
-    return out
+    return evidence_scores(engine, request)
 
 
 def test_the_numbers_a_report_cites():

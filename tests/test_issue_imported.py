@@ -10,9 +10,8 @@ package), one it does not, and a JavaScript file.
 from __future__ import annotations
 
 import pytest
-from conftest import commit, git, write
+from conftest import opened_engine
 
-from pix.index import index_repository
 from pix.query import QueryEngine, QueryRequest
 from pix.retrieve import imported
 from pix.retrieve.hits import Hit
@@ -63,9 +62,6 @@ with the receipt.
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory, embedder):
-    root = tmp_path_factory.mktemp("imported") / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
     files = {p: MODULE.format(name=n, doc=d) for p, (n, d) in MODULES.items()}
     files["src/shop/cart.py"] = CART
     files["src/shop/__init__.py"] = ""
@@ -74,13 +70,7 @@ def engine(tmp_path_factory, embedder):
     for package in ("pkg_a", "pkg_b"):
         files[f"{package}/__init__.py"] = "from . import (core,  # the model (kept)\n    util)\n"
         files[f"{package}/util.py"] = f"# helpers of {package}\nVALUE = 1\n"
-    write(root, files)
-    commit(root, "initial")
-    db = root.parent / "index.db"
-    index_repository(str(root), str(db), embedder=embedder)
-    engine = QueryEngine(db=str(db), cwd=str(root))
-    yield engine
-    engine.close()
+    yield from opened_engine(tmp_path_factory, "imported", files, embedder)
 
 
 def lifted(engine: QueryEngine, query: str = REPORT) -> tuple[list[str], dict[str, float]]:

@@ -12,9 +12,8 @@ other projects' links name.
 from __future__ import annotations
 
 import pytest
-from conftest import commit, git, write
+from conftest import evidence_scores, opened_engine
 
-from pix.index import index_repository
 from pix.query import QueryEngine, QueryRequest
 from pix.retrieve import evidence, links
 
@@ -41,28 +40,15 @@ at the rendered signature.
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory, embedder):
-    root = tmp_path_factory.mktemp("links") / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    write(root, {f"shapes/{k}.py": RENDERER.format(kind=k) for k in KINDS})
-    write(root, {"CONTRIBUTING.md": "# Contributing\n", ".travis.yml": "language: python\n"})
-    commit(root, "initial")
-    db = root.parent / "index.db"
-    index_repository(str(root), str(db), embedder=embedder)
-    engine = QueryEngine(db=str(db), cwd=str(root))
-    yield engine
-    engine.close()
+    files = {f"shapes/{k}.py": RENDERER.format(kind=k) for k in KINDS}
+    files.update({"CONTRIBUTING.md": "# Contributing\n", ".travis.yml": "language: python\n"})
+    yield from opened_engine(tmp_path_factory, "links", files, embedder)
 
 
 def named(engine: QueryEngine, links: str) -> dict[str, float]:
     """Files the evidence channel names, and the evidence score of each."""
     request = QueryRequest(REPORT.format(links=links), mode="file", explain=True)
-    out = {}
-    for result in engine.query(request)["results"]:
-        channel = result["explain"]["channels"].get("evidence")
-        if channel:
-            out[result["file"]] = channel["score"]
-    return out
+    return evidence_scores(engine, request)
 
 
 def test_the_links_a_report_makes_to_files():

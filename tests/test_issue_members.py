@@ -11,9 +11,8 @@ lower-case `path` class an `abspath` (as sphinx's testing helpers do).
 from __future__ import annotations
 
 import pytest
-from conftest import commit, git, write
+from conftest import evidence_scores, opened_engine
 
-from pix.index import index_repository
 from pix.query import QueryEngine, QueryRequest
 from pix.retrieve import evidence, members
 
@@ -81,30 +80,17 @@ read in text mode is accepted, and so is the same text typed in by hand.
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory, embedder):
-    root = tmp_path_factory.mktemp("members") / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    write(root, {f"fits/{stem}.py": PARSER.format(name=c) for stem, c in CLASSES.items()})
-    write(root, {"fits/record.go": GO, "fits/testing/path.py": PATH})
-    write(root, {"fits/parser.py": PARSER_CLASS})
-    commit(root, "initial")
-    db = root.parent / "index.db"
-    index_repository(str(root), str(db), embedder=embedder)
-    engine = QueryEngine(db=str(db), cwd=str(root))
-    yield engine
-    engine.close()
+    files = {f"fits/{stem}.py": PARSER.format(name=c) for stem, c in CLASSES.items()}
+    files.update({"fits/record.go": GO, "fits/testing/path.py": PATH})
+    files["fits/parser.py"] = PARSER_CLASS
+    yield from opened_engine(tmp_path_factory, "members", files, embedder)
 
 
 def named(engine: QueryEngine, names: str, paths: list[str] | None = None) -> dict[str, float]:
     """Files the evidence channel names, and the evidence score of each."""
     report = REPORT.format(names=names)
     request = QueryRequest(report, mode="file", explain=True, only_paths=paths or [])
-    out = {}
-    for result in engine.query(request)["results"]:
-        channel = result["explain"]["channels"].get("evidence")
-        if channel:
-            out[result["file"]] = channel["score"]
-    return out
+    return evidence_scores(engine, request)
 
 
 def test_which_dotted_names_are_a_class_member():
