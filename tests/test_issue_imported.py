@@ -9,13 +9,19 @@ package), one it does not, and a JavaScript file.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import jsonschema
 import pytest
 from conftest import opened_engine
 
+from pix.output.render import explain_line
 from pix.query import QueryEngine, QueryRequest
 from pix.retrieve import imported
 from pix.retrieve.hits import Hit
 
+SCHEMA = "schema/query-response.v2.json"
 CART = '''"""The cart: what a customer is about to buy."""
 
 import os
@@ -184,3 +190,21 @@ def test_one_text_at_two_paths_lifts_its_own_neighbours(engine):
     assert set(first) == {"pkg_a/util.py"}
     assert set(lift("pkg_b")) == {"pkg_b/util.py"}
     assert lift("pkg_a") == first
+
+
+def test_the_answer_says_what_the_step_added(engine):
+    schema = json.loads((Path(__file__).resolve().parents[1] / SCHEMA).read_text())
+    for mode in ("file", "chunk"):
+        response = engine.query(QueryRequest(REPORT, mode=mode, explain=True))
+        jsonschema.validate(response, schema)
+    response = engine.query(QueryRequest(REPORT, mode="file", explain=True))
+    lifted = [r for r in response["results"] if "imported" in r["explain"]["rank"]]
+    assert lifted
+    for result in lifted:
+        explained = result["explain"]
+        # the prior is the strongest chunk's score over its fused score: the bonus is no part
+        rank = explained["rank"]
+        steps = ("evidence", "outline", "tested", "titled", "imported")
+        chunk = explained["score"] - sum(rank.get(k, 0.0) for k in steps)
+        assert explained["prior"] == pytest.approx(chunk / explained["fused"], abs=1e-3)
+        assert f"imported by the first file +{rank['imported']:.4f}" in explain_line(result)

@@ -164,6 +164,8 @@ def explain_line(item: dict) -> str:
         parts.append(f"its test {shown_path(rank['testedBy'])} +{rank['tested']:.4f}")
     if rank.get("titled"):  # pix/retrieve/titled.py: an issue report's title names this file
         parts.append(f"named in the title +{rank['titled']:.4f}")
+    if rank.get("imported"):  # pix/retrieve/imported.py: the first file imports this one
+        parts.append(f"imported by the first file +{rank['imported']:.4f}")
     return "   explain: " + "; ".join(parts) + "\n"
 
 

@@ -132,10 +132,10 @@ def project(res: Result, request: QueryRequest, snapshot: Snapshot, factor: floa
         out["role"] = res.role
     if request.explain:
         # The ranking stage's part: standout inside the fused score, evidence, outline,
-        # tested and titled (a file, or in chunk mode its strongest chunk, which carries the
-        # file's score: pix/retrieve/rank.py carried) on top of that chunk's score, so the prior
-        # is that chunk's score / fused (the repository's own score, before a workspace's
-        # factor).
+        # tested, titled and imported (a file, or in chunk mode its strongest chunk, which
+        # carries the file's score: pix/retrieve/rank.py carried) on top of that chunk's
+        # score, so the prior is that chunk's score / fused (the repository's own score,
+        # before a workspace's factor).
         fused = res.explain["fused"]
         rank = {"standout": 0.0, **res.explain["rank"]}
         own = res.score / factor if factor else 0.0

@@ -8,10 +8,10 @@ import json
 from dataclasses import dataclass, field, fields
 
 # What a file's score adds to its strongest chunk's, each under its name in `Hit.rank`: file
-# evidence (pix/retrieve/rank.py), then the outline, tested-file and titled-file steps. A file
-# result, and in chunk mode the strongest chunk carrying its file's score, scores that chunk's
-# own score plus these.
-FILE_PARTS = ("evidence", "outline", "tested", "titled")
+# evidence (pix/retrieve/rank.py), then the outline, tested-file, titled-file and imported-file
+# steps. A file result, and in chunk mode the strongest chunk carrying its file's score, scores
+# that chunk's own score plus these.
+FILE_PARTS = ("evidence", "outline", "tested", "titled", "imported")
 
 
 @dataclass(frozen=True)
