@@ -29,7 +29,7 @@ from pathlib import Path
 import apsw
 import jsonschema
 import pytest
-from conftest import commit, evidence_scores, git, write
+from conftest import RENDERER, RENDERER_KINDS, commit, evidence_scores, git, write
 
 from pix.index import index_repository
 from pix.ingest import commit_log as ingest_log
@@ -40,14 +40,6 @@ from pix.retrieve import commit_log, evidence
 SCHEMA = json.loads(
     (Path(__file__).resolve().parents[1] / "schema" / "query-response.v2.json").read_text()
 )
-KINDS = ("tuples", "lists", "maps", "sets", "order", "bytes")
-RENDERER = '''def render_{kind}(value, depth=0):
-    """Write the value as source text."""
-    parts = []
-    for item in value:
-        parts.append(str(item))
-    return "(" + ", ".join(parts) + ")"
-'''
 # Long enough to be read as a report; its words fit every renderer alike.
 REPORT = """Values are rendered wrongly in signatures {cites}
 
@@ -69,7 +61,7 @@ def repo(tmp_path_factory, embedder) -> tuple[Path, Path, str]:
     root = tmp_path_factory.mktemp("cited") / "repo"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
-    write(root, {f"shapes/{k}.py": RENDERER.format(kind=k) for k in KINDS})
+    write(root, {f"shapes/{k}.py": RENDERER.format(kind=k) for k in RENDERER_KINDS})
     write(root, {"CHANGES.rst": "Changes\n=======\n"})
     first = commit(root, "initial")
     for kinds, subject in [
@@ -273,7 +265,7 @@ def old(tmp_path_factory, embedder) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("old") / "repo"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
-    write(root, {f"shapes/{k}.py": RENDERER.format(kind=k) for k in KINDS})
+    write(root, {f"shapes/{k}.py": RENDERER.format(kind=k) for k in RENDERER_KINDS})
     commit(root, "initial")
     (root / "shapes/sets.py").write_text(RENDERER.format(kind="sets") + "# sorted\n")
     commit(root, "Fix #70: render sets sorted")

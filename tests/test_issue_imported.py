@@ -9,19 +9,16 @@ package), one it does not, and a JavaScript file.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import jsonschema
 import pytest
 from conftest import opened_engine
 
+from pix import schemas
 from pix.output.render import explain_line
 from pix.query import QueryEngine, QueryRequest
 from pix.retrieve import imported
 from pix.retrieve.hits import Hit
 
-SCHEMA = "schema/query-response.v2.json"
 CART = '''"""The cart: what a customer is about to buy."""
 
 import os
@@ -193,7 +190,7 @@ def test_one_text_at_two_paths_lifts_its_own_neighbours(engine):
 
 
 def test_the_answer_says_what_the_step_added(engine):
-    schema = json.loads((Path(__file__).resolve().parents[1] / SCHEMA).read_text())
+    schema = schemas.load("query-response.v2.json")
     for mode in ("file", "chunk"):
         response = engine.query(QueryRequest(REPORT, mode=mode, explain=True))
         jsonschema.validate(response, schema)

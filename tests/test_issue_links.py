@@ -12,19 +12,11 @@ other projects' links name.
 from __future__ import annotations
 
 import pytest
-from conftest import evidence_scores, opened_engine
+from conftest import RENDERER, RENDERER_KINDS, evidence_scores, opened_engine
 
 from pix.query import QueryEngine, QueryRequest
 from pix.retrieve import evidence, links
 
-KINDS = ("tuples", "lists", "maps", "sets", "order", "bytes")
-RENDERER = '''def render_{kind}(value, depth=0):
-    """Write the value as source text."""
-    parts = []
-    for item in value:
-        parts.append(str(item))
-    return "(" + ", ".join(parts) + ")"
-'''
 REPORT = """Values are rendered wrongly in signatures
 
 **Describe the bug**
@@ -40,7 +32,7 @@ at the rendered signature.
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory, embedder):
-    files = {f"shapes/{k}.py": RENDERER.format(kind=k) for k in KINDS}
+    files = {f"shapes/{k}.py": RENDERER.format(kind=k) for k in RENDERER_KINDS}
     files.update({"CONTRIBUTING.md": "# Contributing\n", ".travis.yml": "language: python\n"})
     yield from opened_engine(tmp_path_factory, "links", files, embedder)
 
