@@ -360,3 +360,37 @@ def test_an_issue_report_from_the_installed_wheel(installed):
     _validator(out, "query").validate(out)
     assert out["explain"]["shape"] == "issue"
     assert out["results"][0]["file"] == "geo.py"
+
+
+def test_an_issue_reports_class_member_and_the_first_files_imports(installed, tmp_path):
+    """The members evidence and the imported-file step from the installed package: a report
+    names `Cart.checkout`, and the module the cart imports is lifted, with an answer that
+    keeps to the installed schema."""
+    root = new_repo(
+        tmp_path / "shop",
+        {
+            "shop/__init__.py": "",
+            "shop/cart.py": "from .pricing import total\n\n\nclass Cart:\n"
+            "    def checkout(self, items):\n        return total(items)\n",
+            "shop/pricing.py": "def total(items):\n    return sum(i.price for i in items)\n",
+            "shop/refunds.py": "def refund(order):\n    return -order.amount\n",
+        },
+    )
+    db = str(tmp_path / "shop.pix.db")
+    done = installed.run("index", str(root), "--db", db, "--quiet")
+    assert done.returncode == 0, done.stderr
+    report = (
+        "Checkout charges the wrong amount\n\n**Describe the bug**\nAfter `Cart.checkout` the "
+        "amount charged is not the sum of the prices of the items: a few cents more on most "
+        "orders, and more on large ones, though the receipt shows the right figure. It happens "
+        "with every payment method and in every region we tried.\n\n**Expected behavior**\n"
+        "The sum of the prices of the items in the cart.\n"
+    )
+    args = ("--cwd", str(root), "--db", db, "--json", "--file", "--explain")
+    out = installed.json("query", report, *args)
+    _validator(out, "query").validate(out)
+    assert out["explain"]["shape"] == "issue"
+    first = out["results"][0]
+    assert first["file"] == "shop/cart.py" and "evidence" in first["explain"]["channels"]
+    lifted = {r["file"] for r in out["results"] if "imported" in r["explain"]["rank"]}
+    assert lifted == {"shop/pricing.py"}
