@@ -56,7 +56,7 @@ from pix.snapshot import (
     stale_elsewhere,
 )
 from pix.snapshot import other_tree as snapshot_other_tree
-from pix.store import codec, content, search_sql, sql
+from pix.store import content, sql, texts
 from pix.store.db import Store
 
 SCHEMA_VERSION = 2  # 2: file results name their `file` (seed 000), omitted.budgetFiles
@@ -184,7 +184,7 @@ class QueryEngine:
         """`reveal_at`: the path to read the original from, for --show-secrets; only a file
         with a masked secret has one to read (each folder tried costs a git process)."""
         conn = self.store.conn
-        text = codec.unpack(*conn.execute(search_sql.BLOB_CONTENT, (blob,)).fetchone())
+        text = texts.text_of(conn, blob) or ""
         secrets = conn.execute(sql.SECRETS_OF_BLOB, (blob,)).fetchall()
         revealed = self._originals.read(reveal_at, blob) if reveal_at and secrets else None
         return ShownFile(text, secrets, revealed)

@@ -16,7 +16,7 @@ from pix.discover.verify import Excerpt, excerpt
 from pix.locate import Target
 from pix.output.shown import Redactions, ShownFile
 from pix.snapshot import Originals
-from pix.store import codec, search_sql, sql
+from pix.store import sql, texts
 from pix.store.db import Store
 
 
@@ -34,7 +34,7 @@ class Shown:
         secrets = conn.execute(sql.SECRETS_OF_BLOB, (sha,)).fetchall()
         if not (self.reveal and secrets):  # nothing to reveal: no need for the text itself
             return ShownFile("", secrets)
-        text = codec.unpack(*conn.execute(search_sql.BLOB_CONTENT, (sha,)).fetchone())
+        text = texts.text_of(conn, sha) or ""
         return ShownFile(text, secrets, self._originals.read(path, sha))
 
     def excerpts(self, path: str, picked: list[tuple[str, Excerpt]]) -> list[dict]:

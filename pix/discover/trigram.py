@@ -3,7 +3,7 @@ a candidate's text to verify it."""
 
 from __future__ import annotations
 
-from pix.store import codec, sql
+from pix.store import sql, texts
 from pix.store.db import Store
 
 
@@ -14,4 +14,4 @@ def candidate_ids(store: Store, expression: str) -> set[int]:
 
 def read_text(store: Store, blob_id: int) -> str:
     """A file's stored text: decoded, secrets masked, as the indexer wrote it."""
-    return codec.unpack(*store.conn.execute(sql.BLOB_CONTENT, (blob_id,)).fetchone())
+    return texts.text_by_id(store.conn, blob_id) or ""

@@ -31,7 +31,7 @@ from collections import OrderedDict
 import apsw
 
 from pix.retrieve.hits import Hit, revised
-from pix.store import codec, search_sql
+from pix.store import texts
 
 IMPORTED_TOP = 20
 FIRST = 3
@@ -140,8 +140,8 @@ def _imports_of(conn: apsw.Connection, hit: Hit) -> tuple[frozenset[str], frozen
         if key in _IMPORTS:
             _IMPORTS.move_to_end(key)
             return _IMPORTS[key]
-    row = conn.execute(search_sql.BLOB_CONTENT, (hit.blob_sha,)).fetchone()
-    found = imports(codec.unpack(*row), hit.path) if row else (frozenset(), frozenset())
+    text = texts.text_of(conn, hit.blob_sha)
+    found = imports(text, hit.path) if text is not None else (frozenset(), frozenset())
     with _LOCK:
         _IMPORTS[key] = found
         if len(_IMPORTS) > KEPT:

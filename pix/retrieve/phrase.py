@@ -53,7 +53,7 @@ from pix.ingest.redact import may_hold_secret
 from pix.retrieve import define, evidence, lift, tested
 from pix.retrieve.hits import Hit
 from pix.retrieve.route import Route
-from pix.store import codec, define_sql, phrase_sql, sql
+from pix.store import define_sql, phrase_sql, texts
 from pix.store.db import Store
 from pix.store.fts import fts_string
 
@@ -254,7 +254,7 @@ def find(
         "limit": MAX_CANDIDATES + 1,
     }
     reports = [PhraseReport(p) for p in phrases]
-    texts: dict[int, str] = {}  # blob id -> stored text, read once per call
+    read: dict[int, str] = {}  # blob id -> stored text, read once per call
     evidence: dict[tuple[str, int], Evidence] = {}
     for index, phrase in enumerate(phrases):
         rows = conn.execute(
@@ -268,11 +268,9 @@ def find(
         lines: dict[int, int | None] = {}  # chunk id -> first line holding the phrase
         for path, chunk_id, blob_id, sha, start, end, first, last, kind, symbol, lang in rows:
             if chunk_id not in lines:
-                if blob_id not in texts:
-                    texts[blob_id] = codec.unpack(
-                        *conn.execute(sql.BLOB_CONTENT, (blob_id,)).fetchone()
-                    )
-                text = texts[blob_id]
+                if blob_id not in read:
+                    read[blob_id] = texts.text_by_id(conn, blob_id) or ""
+                text = read[blob_id]
                 m = pattern.search(text, first, last)
                 lines[chunk_id] = None if m is None else start + text.count("\n", first, m.start())
             line = lines[chunk_id]

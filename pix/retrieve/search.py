@@ -11,7 +11,7 @@ from pix.retrieve import commit_log, component, evidence, exports, members, name
 from pix.retrieve.hits import Hit, hits_of_rows
 from pix.retrieve.priors import ROLE_FACTORS, path_role
 from pix.retrieve.route import SQL_CHANNELS, Route
-from pix.store import codec, search_sql
+from pix.store import search_sql, texts
 from pix.store.db import Store
 from pix.store.fts import fts_string
 
@@ -62,7 +62,7 @@ def _python_files(store: Store, snapshot_id: int, every: list[str] | None) -> ex
         return (row[0], row[1]) if row else None
 
     def text(sha: str) -> str:
-        return codec.unpack(*store.conn.execute(search_sql.BLOB_CONTENT, (sha,)).fetchone())
+        return texts.text_of(store.conn, sha) or ""
 
     listing = (
         (lambda: every) if every is not None else (lambda: _snapshot_paths(store, snapshot_id))

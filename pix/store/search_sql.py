@@ -305,7 +305,8 @@ SEARCH_DBSF_GIVEN_SCOPED = _GIVEN_SCOPED + _DBSF + _FUSE
 
 SNAPSHOT_PATHS = "SELECT path FROM snapshot_file WHERE snapshot_id = ? ORDER BY path"
 # A file's blob in a snapshot and its text's size (the evidence channel reads packages'
-# re-exports, the text by BLOB_CONTENT only when no summary of the blob is remembered).
+# re-exports, the text by BLOB_CONTENT_BY_SHA only when no summary of the blob
+# is remembered).
 SNAPSHOT_FILE_BLOB = """
 SELECT b.sha, b.text_size FROM snapshot_file f JOIN blob b ON b.sha = f.blob_sha
 WHERE f.snapshot_id = ? AND f.path = ?
@@ -316,7 +317,7 @@ SELECT path, recent_commits FROM snapshot_file
 WHERE snapshot_id = ? AND recent_commits IS NOT NULL
   AND path IN (SELECT value FROM json_each(?))
 """
-BLOB_CONTENT = "SELECT content, text_size FROM blob WHERE sha = ?"
+BLOB_CONTENT_BY_SHA = "SELECT content, text_size FROM blob WHERE sha = ?"
 NEWEST_WORKTREE_SNAPSHOT = """
 SELECT id, kind, root, commit_sha, branch, dirty, created_at FROM snapshot
 WHERE root = ? AND kind IN ('worktree', 'folder') ORDER BY id DESC LIMIT 1
