@@ -22,6 +22,9 @@ A SPEC is comma-separated assignments, each `[WHEN:]NAME=VALUE`:
   where every chunk has its transformer vector nothing is read on the spot.
 - `imported.question=0.2`: the imported-file step (pix/retrieve/imported.py) for a query shape
   too (`*`: every shape), at that weight (0: off, for the issue shape as well).
+- `shape.min_chars=250`, `shape.min_lines=2`: what makes a query a report, the issue route's
+  shape (pix/retrieve/evidence.py ISSUE_MIN_CHARS: this long; ISSUE_MIN_LINES: this many lines
+  with code or a traceback).
 WHEN limits an assignment to the question- and keyword-shaped queries that read as a change
 description (`change:`: an imperative verb first, `Fix ...`, `Add ...`, or a component prefix,
 `router: ...`; see is_change) or to the others (`plain:`): commit subjects are mostly the first,
@@ -29,7 +32,16 @@ developers' questions and web-search questions the second.
 
 Sets: `lang` (the 14 language commit sets), `shared` (requests, click), `cosqa`, `questions`
 (the 480 developers' questions, per repository), `questions-more` (150 more, of five other
-repositories in C++, TypeScript and Rust), or any one of their names.
+repositories in C++, TypeScript and Rust), `bodies` (below), or any one of their names.
+
+`bodies` asks each language set's commits that have a body (and pytest's and seaborn's, whose
+databases devbench caches too) with the whole message, subject, blank line and body, as one
+text: a title and a body, laid out as a report is (`b:<set>` is one set's). Every other
+development query is one line, and issueloc's 116 reports are all Python, so these are the
+only multi-line texts in other languages to judge the report shape on. They are not reports:
+a body is written after the change, by its author, and names the changed code more often than
+a report does, so its figures say how a rule moves across languages, not how well reports
+are answered.
 """
 
 from __future__ import annotations
@@ -44,7 +56,7 @@ from pathlib import Path
 import pix.query
 from bench import corpora, devbench, devcorpora, devsets, metrics, quality
 from pix.query import QueryEngine
-from pix.retrieve import imported, rank, refine, route
+from pix.retrieve import evidence, imported, rank, refine, route
 
 LANG = tuple(devsets.committed_sets("commitloc"))
 SHARED = ("requests", "click")
@@ -52,6 +64,9 @@ QUESTIONS = "questions"
 # Each question set's prefix: `q:<repo>` is that repository's share of the 480 developers'
 # questions, `qm:<repo>` its share of questions-more (five repositories of their own).
 QUESTION_SETS = {"q:": QUESTIONS, "qm:": "questions-more"}
+# The commit sets whose messages `bodies` asks whole (`b:<set>`).
+BODIES = (*LANG, "pytest", "seaborn")
+SHAPE = {"min_chars": "ISSUE_MIN_CHARS", "min_lines": "ISSUE_MIN_LINES"}
 
 NL_SHAPES = ("question", "keywords")  # the shapes a change: or plain: assignment applies to
 # Does the query read as a change description (a commit subject) rather than a question? The
@@ -68,9 +83,11 @@ def parse_spec(spec: str) -> list[tuple[str | None, str, str, float]]:
         table, dot, key = name.partition(".")
         if not (eq and dot) or when not in ("", "change", "plain"):
             raise SystemExit(f"weights_bench: cannot read {part!r} (see --help)")
-        tables = ("standout", "reading", "refine", "imported", "*")
+        tables = ("standout", "reading", "refine", "imported", "shape", "*")
         if table not in tables and table not in route.WEIGHTS:
             raise SystemExit(f"weights_bench: no query shape or table {table!r} in {part!r}")
+        if table == "shape" and key not in SHAPE:
+            raise SystemExit(f"weights_bench: no shape rule {key!r} in {part!r}")
         if (
             table in ("reading", "refine")
             and key not in route.WEIGHTS
@@ -91,6 +108,7 @@ def applied(assignments: list[tuple[str | None, str, str, float]]) -> Iterator[N
     reading = dict(route.READING)
     per_file = dict(refine.PER_FILE)
     lifted = (imported.SHAPES, imported.WEIGHT)
+    rules = {name: getattr(evidence, name) for name in SHAPE.values()}
     original = pix.query.route
 
     def routed(query: str, channels: list[str] | None = None) -> route.Route:
@@ -101,6 +119,11 @@ def applied(assignments: list[tuple[str | None, str, str, float]]) -> Iterator[N
         route.READING.update(reading)
         refine.PER_FILE = dict(per_file)
         imported.SHAPES, imported.WEIGHT = lifted
+        for name, value in rules.items():
+            setattr(evidence, name, value)
+        for _, table, key, value in assignments:  # the shape first: the rest may depend on it
+            if table == "shape":
+                setattr(evidence, SHAPE[key], int(value))
         shape = route.shape_of(query)
         kind = ("change" if is_change(query) else "plain") if shape in NL_SHAPES else None
         for when, table, key, value in assignments:
@@ -114,6 +137,8 @@ def applied(assignments: list[tuple[str | None, str, str, float]]) -> Iterator[N
                 continue
             if table == "refine":
                 refine.PER_FILE[key] = int(value)
+                continue
+            if table == "shape":
                 continue
             if table == "imported":
                 if key in ("*", shape):
@@ -136,6 +161,8 @@ def applied(assignments: list[tuple[str | None, str, str, float]]) -> Iterator[N
         route.READING.update(reading)
         refine.PER_FILE = per_file
         imported.SHAPES, imported.WEIGHT = lifted
+        for name, value in rules.items():
+            setattr(evidence, name, value)
 
 
 def corpus(name: str, variant: str) -> tuple[Path, Path, list[dict]]:
@@ -149,18 +176,27 @@ def corpus(name: str, variant: str) -> tuple[Path, Path, list[dict]]:
         return corpora.corpus(name), db, corpora.queries(name)
     prefix, _, repo = name.rpartition(":")
     meta, qs = devsets.load_set(repo)
-    if prefix:
+    if prefix == "b":
+        qs = [whole_message(q) for q in qs if q["body"].strip()]
+    elif prefix:
         qs = [q for q in devsets.load_set(QUESTION_SETS[prefix + ":"])[1] if q["set"] == repo]
     root = devcorpora.snapshot(meta["repo"], meta["pinned_commit"])
     return root, devcorpora.database(repo, variant), qs
 
 
+def whole_message(q: dict) -> dict:
+    """A commit-set query asked with its commit's whole message: subject, blank line, body."""
+    return {**q, "query": f"{q['subject'].strip()}\n\n{q['body'].strip()}"}
+
+
 def expand(sets: str) -> list[str]:
-    """devbench's set names, each question set split by repository (`q:<repo>`, `qm:<repo>`)."""
+    """devbench's set names, each question set split by repository (`q:<repo>`, `qm:<repo>`),
+    `bodies` by commit set (`b:<set>`)."""
     split = {
         whole: [f"{prefix}{n}" for n in sorted({q["set"] for q in devsets.load_set(whole)[1]})]
         for prefix, whole in QUESTION_SETS.items()
     }
+    split["bodies"] = [f"b:{n}" for n in BODIES]
     return [name for item in devbench.expand(sets) for name in split.get(item, [item])]
 
 
@@ -205,6 +241,7 @@ def render(scores: dict[str, dict[str, tuple[float, float]]], labels: list[str])
         ("mean of the language sets", [n for n in scores if n in LANG]),
         ("developers' questions (mean of repositories)", [n for n in scores if n[:2] == "q:"]),
         ("questions-more (mean of repositories)", [n for n in scores if n[:3] == "qm:"]),
+        ("whole commit messages (mean of sets)", [n for n in scores if n[:2] == "b:"]),
     ):
         if members:
             rows.append((f"**{group}**", mean(scores, members, labels)))

@@ -7,7 +7,7 @@ import pytest
 
 import pix.query
 from bench import weights_bench
-from pix.retrieve import imported, rank, refine, route
+from pix.retrieve import evidence, imported, rank, refine, route
 
 
 def test_commit_subjects_read_as_changes_and_questions_do_not():
@@ -63,7 +63,7 @@ def test_an_imported_variant_lifts_one_shape_and_is_undone():
 @pytest.mark.parametrize(
     "spec",
     ["question.dense", "sometimes:question.dense=1", "nope.dense=1", "reading.nope=1",
-     "refine.nope=1", "imported.nope=0.2"],
+     "refine.nope=1", "imported.nope=0.2", "shape.nope=2"],
 )  # fmt: skip
 def test_a_spec_it_cannot_read_is_refused(spec):
     with pytest.raises(SystemExit, match="weights_bench"):
@@ -74,3 +74,30 @@ def test_each_question_set_is_split_by_repository():
     names = weights_bench.expand("questions,questions-more")
     assert "q:tmux" in names and "qm:spdlog" in names and "qm:tmux" not in names
     assert len([n for n in names if n.startswith("qm:")]) == 5
+
+
+# A title and a two-sentence body: 262 characters, one line of code, no traceback.
+MESSAGE = (
+    "Fix scroll position after a resize\n\n"
+    "When the pane shrinks while in copy mode the cursor could end up past the last line of "
+    "the history, so the next redraw read beyond the grid. Clamp the position to the new "
+    "size in `window_copy_resize` before redrawing."
+)
+
+
+def test_a_shape_variant_moves_what_reads_as_a_report_and_is_undone():
+    assert 250 <= len(MESSAGE) < evidence.ISSUE_MIN_CHARS
+    chars = evidence.ISSUE_MIN_CHARS
+    assert pix.query.route(MESSAGE).shape != "issue"
+    with weights_bench.applied(weights_bench.parse_spec("shape.min_chars=250")):
+        assert pix.query.route(MESSAGE).shape == "issue"
+        assert pix.query.route("resize_pane").shape != "issue"
+    assert evidence.ISSUE_MIN_CHARS == chars
+    assert pix.query.route(MESSAGE).shape != "issue"
+
+
+def test_bodies_ask_each_commit_set_s_messages_with_a_body_whole():
+    names = weights_bench.expand("bodies")
+    assert "b:tmux" in names and "b:pytest" in names and "b:seaborn" in names
+    q = {"id": "x-001", "query": "Fix it", "subject": " Fix it ", "body": "Because.\n"}
+    assert weights_bench.whole_message(q)["query"] == "Fix it\n\nBecause."
