@@ -184,7 +184,7 @@ class QueryEngine:
         """`reveal_at`: the path to read the original from, for --show-secrets; only a file
         with a masked secret has one to read (each folder tried costs a git process)."""
         conn = self.store.conn
-        text = texts.text_of(conn, blob) or ""
+        text = texts.text_of(conn, blob)
         secrets = conn.execute(sql.SECRETS_OF_BLOB, (blob,)).fetchall()
         revealed = self._originals.read(reveal_at, blob) if reveal_at and secrets else None
         return ShownFile(text, secrets, revealed)

@@ -1,11 +1,13 @@
 """A blob's stored text read back (pix/store/texts.py): by sha and by row id, exactly as
-committed, and None for a blob the database does not hold."""
+committed; a blob the database names but does not hold is a damaged database, said so."""
 
 from __future__ import annotations
 
 import apsw
+import pytest
 from conftest import git, keyword_indexed
 
+from pix.errors import DatabaseError
 from pix.store import texts
 
 # Long and repetitive enough that the stored content is compressed (codec.pack), and with
@@ -29,9 +31,11 @@ def test_text_by_sha_and_by_id_is_the_committed_text(tmp_path):
     assert stored < size  # the long text was compressed, so the inflate was exercised
 
 
-def test_a_blob_not_held_is_none(tmp_path):
+def test_a_blob_not_held_is_a_damaged_database(tmp_path):
     root = keyword_indexed(tmp_path, {"short.py": SHORT})
     conn = apsw.Connection(str(root / ".pix.db"), flags=apsw.SQLITE_OPEN_READONLY)
     (top,) = conn.execute("SELECT max(id) FROM blob").fetchone()
-    assert texts.text_of(conn, "0" * 40) is None
-    assert texts.text_by_id(conn, top + 1) is None
+    with pytest.raises(DatabaseError, match="damaged: blob 0{40} is named but not stored"):
+        texts.text_of(conn, "0" * 40)
+    with pytest.raises(DatabaseError, match=f"damaged: blob #{top + 1} "):
+        texts.text_by_id(conn, top + 1)

@@ -34,7 +34,7 @@ class Shown:
         secrets = conn.execute(sql.SECRETS_OF_BLOB, (sha,)).fetchall()
         if not (self.reveal and secrets):  # nothing to reveal: no need for the text itself
             return ShownFile("", secrets)
-        text = texts.text_of(conn, sha) or ""
+        text = texts.text_of(conn, sha)
         return ShownFile(text, secrets, self._originals.read(path, sha))
 
     def excerpts(self, path: str, picked: list[tuple[str, Excerpt]]) -> list[dict]:

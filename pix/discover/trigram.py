@@ -14,4 +14,4 @@ def candidate_ids(store: Store, expression: str) -> set[int]:
 
 def read_text(store: Store, blob_id: int) -> str:
     """A file's stored text: decoded, secrets masked, as the indexer wrote it."""
-    return texts.text_by_id(store.conn, blob_id) or ""
+    return texts.text_by_id(store.conn, blob_id)

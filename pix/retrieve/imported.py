@@ -140,8 +140,7 @@ def _imports_of(conn: apsw.Connection, hit: Hit) -> tuple[frozenset[str], frozen
         if key in _IMPORTS:
             _IMPORTS.move_to_end(key)
             return _IMPORTS[key]
-    text = texts.text_of(conn, hit.blob_sha)
-    found = imports(text, hit.path) if text is not None else (frozenset(), frozenset())
+    found = imports(texts.text_of(conn, hit.blob_sha), hit.path)
     with _LOCK:
         _IMPORTS[key] = found
         if len(_IMPORTS) > KEPT:

@@ -269,7 +269,7 @@ def find(
         for path, chunk_id, blob_id, sha, start, end, first, last, kind, symbol, lang in rows:
             if chunk_id not in lines:
                 if blob_id not in read:
-                    read[blob_id] = texts.text_by_id(conn, blob_id) or ""
+                    read[blob_id] = texts.text_by_id(conn, blob_id)
                 text = read[blob_id]
                 m = pattern.search(text, first, last)
                 lines[chunk_id] = None if m is None else start + text.count("\n", first, m.start())

@@ -62,7 +62,7 @@ def _python_files(store: Store, snapshot_id: int, every: list[str] | None) -> ex
         return (row[0], row[1]) if row else None
 
     def text(sha: str) -> str:
-        return texts.text_of(store.conn, sha) or ""
+        return texts.text_of(store.conn, sha)
 
     listing = (
         (lambda: every) if every is not None else (lambda: _snapshot_paths(store, snapshot_id))
