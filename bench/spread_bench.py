@@ -31,34 +31,46 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import statistics
+import sys
 from collections import defaultdict
 
-from bench import metrics
+from bench import devsets, metrics
 
 PIX = "pix static-only"
 # Systems that answer without pix's ranking stage: a query none of them finds in its first 10
-# is one no retriever here can match.
+# is one no retriever here can match. (devbench's and parent_bench's labels; a dump holds the
+# ones its run asked.)
 OTHERS = (
     "static alone",
     "bm25 alone",
     "dense alone",
+    "ident alone",
+    "path alone",
     "BM25 baseline (bm25s, files)",
     "semble lexical (peer, no model)",
 )
+# devbench's commit-set ids: <set>-<number> (its questions are <repo>-q<number>, its other sets
+# are no language set).
+_COMMIT_ID = re.compile(r"(.+)-(\d+)")
 
 
 def load(path: str) -> dict[str, dict[str, dict[str, tuple[list[str], list[str]]]]]:
-    """set -> system -> query id -> (ranked, gold), from a devbench --dump file."""
+    """set -> system -> query id -> (ranked, gold), the language commit sets' rows of a
+    devbench or parent_bench --dump file (devbench's other sets are left out)."""
+    languages = set(devsets.committed_sets("commitloc"))
     out: dict = defaultdict(lambda: defaultdict(dict))
     with open(path, encoding="utf-8") as f:
         for line in f:
             row = json.loads(line)
             if "set" in row:  # parent_bench's: the set, and each subject's number in it
                 name, qid = row["set"], row["subject"]
-            else:  # devbench's: ids are <set>-<number>
-                name, qid = row["id"].rsplit("-", 1)[0], row["id"]
-            out[name][row["system"]][qid] = (row["ranked"], row["gold"])
+            else:
+                m = _COMMIT_ID.fullmatch(row["id"])
+                name, qid = (m.group(1) if m else None), row["id"]
+            if name in languages:
+                out[name][row["system"]][qid] = (row["ranked"], row["gold"])
     return out
 
 
@@ -78,7 +90,7 @@ def interval(scores: list[float], rest_mean: float, n_sets: int, samples: int, r
         m = statistics.fmean(rng.choices(scores, k=len(scores)))
         diffs.append(m - (rest_mean * (n_sets - 1) + m) / n_sets)
     diffs.sort()
-    return diffs[int(0.025 * samples)], diffs[int(0.975 * samples) - 1]
+    return diffs[int(0.025 * samples)], diffs[max(int(0.975 * samples) - 1, 0)]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -87,9 +99,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--system", default=PIX)
     parser.add_argument("--samples", type=int, default=2000)
     args = parser.parse_args(argv)
+    if args.samples < 1:
+        sys.exit("spread_bench: --samples must be 1 or more")
     data = load(args.dump)
     rng = random.Random(0)
     sets = sorted(n for n in data if args.system in data[n])
+    if len(sets) < 2:
+        sys.exit(f"spread_bench: {args.system!r} answers {len(sets)} language set(s) in "
+                 f"{args.dump}; a spread needs two or more")  # fmt: skip
     scores = {
         n: {q: metrics.ndcg_at(r, g) for q, (r, g) in data[n][args.system].items()} for n in sets
     }
@@ -97,7 +114,8 @@ def main(argv: list[str] | None = None) -> None:
     found = {n: [q for q in scores[n] if found_by_others(data[n], q)] for n in sets}
     found_means = {n: statistics.fmean(scores[n][q] for q in found[n]) for n in sets if found[n]}
     mean_all = statistics.fmean(means.values())
-    mean_found = statistics.fmean(found_means.values())
+    # None: the dump holds no other system (parent_bench without --wide)
+    mean_found = statistics.fmean(found_means.values()) if found_means else None
     print(f"| set | queries | {args.system} nDCG@10 | distance to the mean (95% interval) "
           "| found by no other system | nDCG@10 on the rest | its distance |")  # fmt: skip
     print("|---|---:|---:|---|---:|---:|---:|")
@@ -106,17 +124,19 @@ def main(argv: list[str] | None = None) -> None:
         low, high = interval(list(scores[n].values()), rest, len(sets), args.samples, rng)
         share = 1 - len(found[n]) / len(scores[n])
         fm = found_means.get(n)
+        rest_cells = ["-", "-", "-"] if mean_found is None else [f"{share:.0%}", "-", "-"]
+        if fm is not None and mean_found is not None:
+            rest_cells[1:] = [f"{fm:.3f}", f"{fm - mean_found:+.3f}"]
         cells = [
             n,
             str(len(scores[n])),
             f"{means[n]:.3f}",
             f"{means[n] - mean_all:+.3f} ({low:+.3f} to {high:+.3f})",
-            f"{share:.0%}",
-            f"{fm:.3f}" if fm is not None else "-",
-            f"{fm - mean_found:+.3f}" if fm is not None else "-",
+            *rest_cells,
         ]
         print("| " + " | ".join(cells) + " |")
-    print(f"| **mean of {len(sets)} sets** | | {mean_all:.3f} | | | {mean_found:.3f} | |")
+    shown = "-" if mean_found is None else f"{mean_found:.3f}"
+    print(f"| **mean of {len(sets)} sets** | | {mean_all:.3f} | | | {shown} | |")
     print()
     print(systems_table(data, sets, args.system))
 
