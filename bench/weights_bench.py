@@ -47,6 +47,7 @@ are answered.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -86,8 +87,11 @@ def parse_spec(spec: str) -> list[tuple[str | None, str, str, float]]:
         tables = ("standout", "reading", "refine", "imported", "shape", "*")
         if table not in tables and table not in route.WEIGHTS:
             raise SystemExit(f"weights_bench: no query shape or table {table!r} in {part!r}")
-        if table == "shape" and key not in SHAPE:
-            raise SystemExit(f"weights_bench: no shape rule {key!r} in {part!r}")
+        if table == "shape" and (key not in SHAPE or when or not value.strip().isdigit()):
+            raise SystemExit(
+                f"weights_bench: {part!r}: a shape rule is min_chars or min_lines, a whole "
+                "number, for every query (it decides the shape a WHEN would ask for)"
+            )
         if (
             table in ("reading", "refine")
             and key not in route.WEIGHTS
@@ -184,9 +188,17 @@ def corpus(name: str, variant: str) -> tuple[Path, Path, list[dict]]:
     return root, devcorpora.database(repo, variant), qs
 
 
+# A git trailer (`Signed-off-by: ...`, `Co-authored-by: ...`): git's bookkeeping, no part of
+# what the message says.
+_TRAILER = re.compile(r"[A-Za-z][A-Za-z-]*-by:\s.*|Change-Id:\s.*")
+
+
 def whole_message(q: dict) -> dict:
-    """A commit-set query asked with its commit's whole message: subject, blank line, body."""
-    return {**q, "query": f"{q['subject'].strip()}\n\n{q['body'].strip()}"}
+    """A commit-set query asked with its commit's whole message: the subject as devbench asks
+    it (devsets.query_text: without a conventional-commit type or a trailing pull-request
+    number), blank line, the body without its trailers."""
+    body = "\n".join(line for line in q["body"].splitlines() if not _TRAILER.fullmatch(line))
+    return {**q, "query": f"{q['query'].strip()}\n\n{body.strip()}"}
 
 
 def expand(sets: str) -> list[str]:

@@ -63,7 +63,8 @@ def test_an_imported_variant_lifts_one_shape_and_is_undone():
 @pytest.mark.parametrize(
     "spec",
     ["question.dense", "sometimes:question.dense=1", "nope.dense=1", "reading.nope=1",
-     "refine.nope=1", "imported.nope=0.2", "shape.nope=2"],
+     "refine.nope=1", "imported.nope=0.2", "shape.nope=2", "change:shape.min_chars=250",
+     "shape.min_lines=2.5"],
 )  # fmt: skip
 def test_a_spec_it_cannot_read_is_refused(spec):
     with pytest.raises(SystemExit, match="weights_bench"):
@@ -76,7 +77,7 @@ def test_each_question_set_is_split_by_repository():
     assert len([n for n in names if n.startswith("qm:")]) == 5
 
 
-# A title and a two-sentence body: 262 characters, one line of code, no traceback.
+# A title and a two-sentence body: 253 characters, one line of code, no traceback.
 MESSAGE = (
     "Fix scroll position after a resize\n\n"
     "When the pane shrinks while in copy mode the cursor could end up past the last line of "
@@ -94,10 +95,22 @@ def test_a_shape_variant_moves_what_reads_as_a_report_and_is_undone():
         assert pix.query.route("resize_pane").shape != "issue"
     assert evidence.ISSUE_MIN_CHARS == chars
     assert pix.query.route(MESSAGE).shape != "issue"
+    lines = evidence.ISSUE_MIN_LINES
+    assert len([line for line in MESSAGE.splitlines() if line.strip()]) == 2 < lines
+    with weights_bench.applied(weights_bench.parse_spec("shape.min_lines=2")):
+        assert pix.query.route(MESSAGE).shape == "issue"  # two lines, with code
+        with pytest.raises(RuntimeError):
+            with weights_bench.applied(weights_bench.parse_spec("shape.min_chars=10")):
+                raise RuntimeError
+        assert evidence.ISSUE_MIN_CHARS == chars  # the inner block's undone, even so
+    assert evidence.ISSUE_MIN_LINES == lines
 
 
 def test_bodies_ask_each_commit_set_s_messages_with_a_body_whole():
     names = weights_bench.expand("bodies")
     assert "b:tmux" in names and "b:pytest" in names and "b:seaborn" in names
-    q = {"id": "x-001", "query": "Fix it", "subject": " Fix it ", "body": "Because.\n"}
-    assert weights_bench.whole_message(q)["query"] == "Fix it\n\nBecause."
+    # The subject as devbench asks it (its type and pull-request number gone), and the body
+    # without git's trailers.
+    q = {"id": "x-001", "query": "ssh: keep the agent", "subject": "fix(ssh): keep the agent (#12)",
+         "body": "Because.\n\nSigned-off-by: A <a@b.c>\nCo-authored-by: B <b@c.d>\n"}  # fmt: skip
+    assert weights_bench.whole_message(q)["query"] == "ssh: keep the agent\n\nBecause."
