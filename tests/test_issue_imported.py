@@ -205,3 +205,17 @@ def test_the_answer_says_what_the_step_added(engine):
         chunk = explained["score"] - sum(rank.get(k, 0.0) for k in steps)
         assert explained["prior"] == pytest.approx(chunk / explained["fused"], abs=1e-3)
         assert f"imported by the first file +{rank['imported']:.4f}" in explain_line(result)
+
+
+def test_a_file_tied_with_the_first_is_never_lowered(engine):
+    conn = engine.store.conn
+    blob = {
+        p: conn.execute("SELECT blob_sha FROM snapshot_file WHERE path = ?", (p,)).fetchone()[0]
+        for p in ("pkg_a/__init__.py", "pkg_a/util.py")
+    }
+    files = [
+        Hit(p, 1, b, 1, 2, "code", None, 1.0, 1.0, "source", "python", {}) for p, b in blob.items()
+    ]
+    out = {h.path: h for h in imported.lift_imported(conn, files)}
+    # the cap below the first would take the tied import down to just under 1.0
+    assert out["pkg_a/util.py"].score == 1.0 and out["pkg_a/util.py"].rank["imported"] == 0.0
