@@ -36,21 +36,18 @@ import statistics
 import sys
 from collections import defaultdict
 
-from bench import devsets, metrics
+from bench import devbench, devsets, metrics, parent_bench
 
-PIX = "pix static-only"
-# Systems that answer without pix's ranking stage: a query none of them finds in its first 10
-# is one no retriever here can match. (devbench's and parent_bench's labels; a dump holds the
-# ones its run asked.)
-OTHERS = (
-    "static alone",
-    "bm25 alone",
-    "dense alone",
-    "ident alone",
-    "path alone",
-    "BM25 baseline (bm25s, files)",
-    "semble lexical (peer, no model)",
-)
+PIX = parent_bench.PIX
+# Systems that answer without pix's ranking stage, under devbench's and parent_bench's labels
+# (each channel alone, plain BM25, the peer's lexical side): a query none of them finds in its
+# first 10 is one no retriever here can match. A dump holds the ones its run asked.
+OTHERS = frozenset(
+    label
+    for table in (devbench.FULL, devbench.STATIC, devbench.KEYWORD, parent_bench.SYSTEMS)
+    for label, options in table.items()
+    if len(options.get("channels", ())) == 1
+) | {devbench.BASELINE, devbench.SEMBLE}
 # devbench's commit-set ids: <set>-<number> (its questions are <repo>-q<number>, its other sets
 # are no language set).
 _COMMIT_ID = re.compile(r"(.+)-(\d+)")
@@ -107,10 +104,8 @@ def main(argv: list[str] | None = None) -> None:
     if len(sets) < 2:
         sys.exit(f"spread_bench: {args.system!r} answers {len(sets)} language set(s) in "
                  f"{args.dump}; a spread needs two or more")  # fmt: skip
-    scores = {
-        n: {q: metrics.ndcg_at(r, g) for q, (r, g) in data[n][args.system].items()} for n in sets
-    }
-    means = {n: statistics.fmean(scores[n].values()) for n in sets}
+    scores = set_scores(data, sets, args.system)
+    means = set_means(scores)
     found = {n: [q for q in scores[n] if found_by_others(data[n], q)] for n in sets}
     found_means = {n: statistics.fmean(scores[n][q] for q in found[n]) for n in sets if found[n]}
     mean_all = statistics.fmean(means.values())
@@ -138,15 +133,20 @@ def main(argv: list[str] | None = None) -> None:
     shown = "-" if mean_found is None else f"{mean_found:.3f}"
     print(f"| **mean of {len(sets)} sets** | | {mean_all:.3f} | | | {shown} | |")
     print()
-    print(systems_table(data, sets, args.system))
+    print(systems_table(data, sets, args.system, means))
 
 
-def set_means(data: dict, sets: list[str], system: str) -> dict[str, float]:
+def set_scores(data: dict, sets: list[str], system: str) -> dict[str, dict]:
+    """set -> query id -> the system's nDCG@10, for the sets the system answers."""
     return {
-        n: statistics.fmean(metrics.ndcg_at(r, g) for r, g in data[n][system].values())
+        n: {q: metrics.ndcg_at(r, g) for q, (r, g) in data[n][system].items()}
         for n in sets
         if system in data[n]
     }
+
+
+def set_means(scores: dict[str, dict]) -> dict[str, float]:
+    return {n: statistics.fmean(by_query.values()) for n, by_query in scores.items()}
 
 
 def ranks(values: list[float]) -> list[float]:
@@ -172,8 +172,8 @@ def spearman(a: list[float], b: list[float]) -> float | None:
         return None
 
 
-def systems_table(data: dict, sets: list[str], reference: str) -> str:
-    base = set_means(data, sets, reference)
+def systems_table(data: dict, sets: list[str], reference: str, base: dict[str, float]) -> str:
+    """Every system of the dump beside `reference`, whose per-set means are `base`."""
     systems = sorted({s for n in sets for s in data[n]}, key=lambda s: (s != reference, s))
     lines = [
         f"| system | mean nDCG@10 | sd over the sets | sets more than 0.05 below its mean "
@@ -181,7 +181,7 @@ def systems_table(data: dict, sets: list[str], reference: str) -> str:
         "|---|---:|---:|---|---:|",
     ]
     for system in systems:
-        means = set_means(data, sets, system)
+        means = base if system == reference else set_means(set_scores(data, sets, system))
         if len(means) != len(sets):
             continue  # not asked on every set
         mean = statistics.fmean(means.values())
