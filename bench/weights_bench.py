@@ -35,8 +35,9 @@ Sets: `lang` (the 14 language commit sets), `shared` (requests, click), `cosqa`,
 repositories in C++, TypeScript and Rust), `bodies` (below), or any one of their names.
 
 `bodies` asks each language set's commits that have a body (and pytest's and seaborn's, whose
-databases devbench caches too) with the whole message, subject, blank line and body, as one
-text: a title and a body, laid out as a report is (`b:<set>` is one set's). Every other
+databases devbench caches too) with the whole message as one text (`whole_message`: the subject
+as devbench asks it, a blank line, the body without git's trailers): a title and a body, laid
+out as a report is (`b:<set>` is one set's). Every other
 development query is one line, and issueloc's 116 reports are all Python, so these are the
 only multi-line texts in other languages to judge the report shape on. They are not reports:
 a body is written after the change, by its author, and names the changed code more often than
@@ -115,9 +116,11 @@ def applied(assignments: list[tuple[str | None, str, str, float]]) -> Iterator[N
     rules = {name: getattr(evidence, name) for name in SHAPE.values()}
     original = pix.query.route
 
-    def routed(query: str, channels: list[str] | None = None) -> route.Route:
+    def restore() -> None:
+        """Everything as it was when the block began."""
         for shape, w in weights.items():
             route.WEIGHTS[shape] = dict(w)
+        rank.STANDOUT.clear()
         rank.STANDOUT.update(standout)
         route.READING.clear()
         route.READING.update(reading)
@@ -125,6 +128,9 @@ def applied(assignments: list[tuple[str | None, str, str, float]]) -> Iterator[N
         imported.SHAPES, imported.WEIGHT = lifted
         for name, value in rules.items():
             setattr(evidence, name, value)
+
+    def routed(query: str, channels: list[str] | None = None) -> route.Route:
+        restore()
         for _, table, key, value in assignments:  # the shape first: the rest may depend on it
             if table == "shape":
                 setattr(evidence, SHAPE[key], int(value))
@@ -158,15 +164,7 @@ def applied(assignments: list[tuple[str | None, str, str, float]]) -> Iterator[N
         yield
     finally:
         pix.query.route = original
-        route.WEIGHTS.update(weights)
-        rank.STANDOUT.clear()
-        rank.STANDOUT.update(standout)
-        route.READING.clear()
-        route.READING.update(reading)
-        refine.PER_FILE = per_file
-        imported.SHAPES, imported.WEIGHT = lifted
-        for name, value in rules.items():
-            setattr(evidence, name, value)
+        restore()
 
 
 def corpus(name: str, variant: str) -> tuple[Path, Path, list[dict]]:
