@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import ast
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
+
+from pix.retrieve.kept import Kept
 
 # Re-exports chained through this many modules at most (`pkg/__init__.py` -> `pkg/core/__init__.py`
 # -> `pkg/core/mod.py` is three).
@@ -115,9 +115,8 @@ class _Module:
     starred: tuple[tuple[int, str], ...] = ()  # `from module import *`: (level, module)
 
 
-_PARSED: OrderedDict[str, _Module] = OrderedDict()  # blob sha -> summary, least recent first
+_PARSED: Kept[_Module] = Kept(PARSED_KEPT)  # blob sha -> summary
 _NOTHING = _Module()
-_LOCK = threading.Lock()  # an MCP server answers from several threads
 
 
 def _parsed(files: Files, path: str) -> _Module | None:
@@ -126,10 +125,9 @@ def _parsed(files: Files, path: str) -> _Module | None:
     if found is None:
         return None
     sha, size = found
-    with _LOCK:
-        if sha in _PARSED:
-            _PARSED.move_to_end(sha)
-            return _PARSED[sha]
+    kept = _PARSED.get(sha)
+    if kept is not None:
+        return kept
     if size > MAX_TEXT:
         return _NOTHING
     try:
@@ -138,10 +136,7 @@ def _parsed(files: Files, path: str) -> _Module | None:
         return _NOTHING  # depends on the stack and memory of the moment: not remembered
     except (SyntaxError, ValueError):
         module = _NOTHING
-    with _LOCK:
-        _PARSED[sha] = module
-        if len(_PARSED) > PARSED_KEPT:
-            _PARSED.popitem(last=False)
+    _PARSED.put(sha, module)
     return module
 
 

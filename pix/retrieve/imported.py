@@ -25,12 +25,11 @@ from __future__ import annotations
 import ast
 import math
 import re
-import threading
-from collections import OrderedDict
 
 import apsw
 
 from pix.retrieve.hits import Hit, revised
+from pix.retrieve.kept import Kept
 from pix.store import texts
 
 IMPORTED_TOP = 20
@@ -52,8 +51,7 @@ _IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n;]+)", re.M)
 # is (0, "a.b", []).
 Statement = tuple[int, str, list[str]]
 
-_IMPORTS: OrderedDict[tuple[str, str], tuple[frozenset[str], frozenset[str]]] = OrderedDict()
-_LOCK = threading.Lock()  # an MCP server answers from several threads
+_IMPORTS: Kept[tuple[frozenset[str], frozenset[str]]] = Kept(KEPT)  # by (blob, path)
 
 
 def enabled(channels: list[str] | None, shape: str) -> bool:
@@ -136,15 +134,10 @@ def _imports_of(conn: apsw.Connection, hit: Hit) -> tuple[frozenset[str], frozen
     """`imports` of the hit's file, remembered by blob and path (relative imports resolve
     from the path: one text at two paths imports two sets of files)."""
     key = (hit.blob_sha, hit.path)
-    with _LOCK:
-        if key in _IMPORTS:
-            _IMPORTS.move_to_end(key)
-            return _IMPORTS[key]
-    found = imports(texts.text_of(conn, hit.blob_sha), hit.path)
-    with _LOCK:
-        _IMPORTS[key] = found
-        if len(_IMPORTS) > KEPT:
-            _IMPORTS.popitem(last=False)
+    found = _IMPORTS.get(key)
+    if found is None:
+        found = imports(texts.text_of(conn, hit.blob_sha), hit.path)
+        _IMPORTS.put(key, found)
     return found
 
 
