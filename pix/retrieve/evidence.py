@@ -201,6 +201,11 @@ class Evidence:
     # the path (`df052e7/xarray/coding/variables.py`; links.linked_file finds where it starts).
     linked: list[str] = field(default_factory=list)
 
+    @property
+    def expanded(self) -> list[str]:
+        """The dotted names as the report's code binds them (`xr.where` -> `xarray.where`)."""
+        return [exports.expand(name, self.bound) for name in self.modules]
+
 
 def _add(items: list[str], item: str) -> None:
     if item and item not in items:
@@ -345,8 +350,7 @@ def evidence_files(
     linked = (links.linked_file(link, held) for link in ev.linked) if "links" in STEPS else ()
     for found in dict.fromkeys(f for f in linked if f):
         credit([found], LINK_WEIGHT)
-    for name in ev.modules:
-        name = exports.expand(name, ev.bound)
+    for name in ev.expanded:
         # A package's function is where it is defined (`xarray.where`: core/computation.py,
         # which a path filter may hold without xarray/__init__.py); a module's own file else.
         defined = exports.exported(name, python) if python and "exports" in STEPS else None

@@ -142,9 +142,7 @@ def search(
         )
         by_cited = evidence.cited_files(cited)
         defining = (
-            members.member_files(
-                store.conn, snapshot_id, [exports.expand(n, issue.bound) for n in issue.modules]
-            )
+            members.member_files(store.conn, snapshot_id, issue.expanded)
             if "members" in evidence.STEPS
             else {}
         )
