@@ -791,6 +791,8 @@ def expand(sets: str) -> list[str]:
     for item in names:
         if item == "lang":
             out += devsets.committed_sets("commitloc")
+        elif item == "pairs":
+            out += devsets.committed_sets("commitloc-pair")
         elif item == "shared":
             out += ["requests", "click"]
         elif item == "issueloc":

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import devcorpora, devsets, metrics
+from bench import devbench, devcorpora, devsets, metrics
 from tests.conftest import GIT_ENV
 
 
@@ -162,6 +162,10 @@ def test_query_text_drops_prefixes_and_pull_request_numbers() -> None:
         ("src/router/reg-exp-router/router.test.ts", "typescript", False),
         ("docs/guide/index.ts", "typescript", False),
         ("CHANGELOG.md", "go", False),
+        ("libexec/rbenv-exec", "bash-tool", True),
+        ("test/exec.bats", "bash-tool", False),
+        ("app/controllers/devise/sessions_controller.rb", "ruby-engine", True),
+        ("test/rails_app/app/models/user.rb", "ruby-engine", False),
     ],
 )
 def test_source_files_per_ecosystem(path: str, ecosystem: str, source: bool) -> None:
@@ -242,3 +246,17 @@ def test_a_new_cached_database_takes_the_vectors_of_another_indexers(
         assert sorted(store.conn.execute(vectors).fetchall()) == want
         assert store.conn.execute("SELECT count(*) FROM chunk_vec_static").fetchone() == (0,)
     assert devcorpora.seed_vectors(new, "set.db") == 0  # nothing is left to seed
+
+
+def test_every_language_of_the_14_sets_has_a_second_set() -> None:
+    """`--sets pairs`: a second repository in each language, so that a language's figure is the
+    mean of two projects (bench/spread_bench.py's language table)."""
+    language = {n: devsets.load_set(n)[0]["language"] for n in devsets.committed_sets()}
+    first = {language[n] for n in devsets.committed_sets("commitloc")}
+    pairs = devsets.committed_sets("commitloc-pair")
+    assert sorted(language[n] for n in pairs) == sorted(first)
+    assert devbench.expand("pairs") == pairs
+    for name in pairs:
+        meta, rows = devsets.load_set(name)
+        assert devsets.REPO_SETS[name].kind == "commitloc-pair"
+        assert len(rows) >= devsets.MIN_QUERIES and len(rows) == meta["counts"]["queries"]
