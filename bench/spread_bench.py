@@ -2,7 +2,7 @@
 
     python -m bench.devbench --sets lang --reuse --static-only --mirrors DIR --dump FILE
     python -m bench.parent_bench --sets lang --mirrors DIR --wide --dump FILE   # or this
-    python -m bench.spread_bench FILE [--system "pix static-only"] [--samples 2000]
+    python -m bench.spread_bench FILE [FILE ...] [--system "pix static-only"] [--samples 2000]
 
 Issue 11 asks that no language set be more than 0.05 nDCG@10 below pix's own mean. This reads
 devbench's rankings (`--dump`: every system's top 10 for every query, each subject asked of
@@ -24,6 +24,12 @@ to pix's (Spearman's rho over the per-set nDCG@10): whether the spread is pix's 
 
 The second measure selects queries by the rivals' answers, never by pix's own, so it cannot
 flatter pix by leaving out what pix alone misses.
+
+Several dumps are read as one (the 14 language sets' and the second sets', `--sets pairs`, run
+apart). Where a language has more than one set, two more tables follow: the first two again by
+language (a language's figure is the mean of its sets, each set weighing the same; its interval
+draws every one of its sets again), so a language is judged on more than one project's commit
+style.
 """
 
 from __future__ import annotations
@@ -53,22 +59,35 @@ OTHERS = frozenset(
 _COMMIT_ID = re.compile(r"(.+)-(\d+)")
 
 
-def load(path: str) -> dict[str, dict[str, dict[str, tuple[list[str], list[str]]]]]:
-    """set -> system -> query id -> (ranked, gold), the language commit sets' rows of a
-    devbench or parent_bench --dump file (devbench's other sets are left out)."""
-    languages = set(devsets.committed_sets("commitloc"))
+# The language commit sets: devbench's 14 and the second repository of each language.
+LANGUAGE_KINDS = ("commitloc", "commitloc-pair")
+
+
+def load(*paths: str) -> dict[str, dict[str, dict[str, tuple[list[str], list[str]]]]]:
+    """set -> system -> query id -> (ranked, gold), the language commit sets' rows of devbench
+    or parent_bench --dump files (devbench's other sets are left out)."""
+    languages = {n for kind in LANGUAGE_KINDS for n in devsets.committed_sets(kind)}
     out: dict = defaultdict(lambda: defaultdict(dict))
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            row = json.loads(line)
-            if "set" in row:  # parent_bench's: the set, and each subject's number in it
-                name, qid = row["set"], row["subject"]
-            else:
-                m = _COMMIT_ID.fullmatch(row["id"])
-                name, qid = (m.group(1) if m else None), row["id"]
-            if name in languages:
-                out[name][row["system"]][qid] = (row["ranked"], row["gold"])
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                row = json.loads(line)
+                if "set" in row:  # parent_bench's: the set, and each subject's number in it
+                    name, qid = row["set"], row["subject"]
+                else:
+                    m = _COMMIT_ID.fullmatch(row["id"])
+                    name, qid = (m.group(1) if m else None), row["id"]
+                if name in languages:
+                    out[name][row["system"]][qid] = (row["ranked"], row["gold"])
     return out
+
+
+def language_of(sets: list[str]) -> dict[str, list[str]]:
+    """language -> its sets, as each set's meta.json names it."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for name in sets:
+        out[devsets.load_set(name)[0]["language"]].append(name)
+    return dict(sorted(out.items()))
 
 
 def found_by_others(by_system: dict, qid: str) -> bool:
@@ -80,60 +99,102 @@ def found_by_others(by_system: dict, qid: str) -> bool:
     return False
 
 
-def interval(scores: list[float], rest_mean: float, n_sets: int, samples: int, rng) -> tuple:
-    """95% bootstrap interval of (set mean - mean of all sets), resampling this set only."""
+def interval(
+    groups: list[list[float]], rest_mean: float, n_units: int, samples: int, rng
+) -> tuple[float, float]:
+    """95% bootstrap interval of (a unit's mean - the mean of all units), where the unit is a
+    set (one group of scores) or a language (one group a set, each weighing the same), every
+    group of this unit drawn again and the other units as they are."""
     diffs = []
     for _ in range(samples):
-        m = statistics.fmean(rng.choices(scores, k=len(scores)))
-        diffs.append(m - (rest_mean * (n_sets - 1) + m) / n_sets)
+        m = statistics.fmean(statistics.fmean(rng.choices(g, k=len(g))) for g in groups)
+        diffs.append(m - (rest_mean * (n_units - 1) + m) / n_units)
     diffs.sort()
     return diffs[int(0.025 * samples)], diffs[max(int(0.975 * samples) - 1, 0)]
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("dump")
+    parser.add_argument("dump", nargs="+")
     parser.add_argument("--system", default=PIX)
     parser.add_argument("--samples", type=int, default=2000)
     args = parser.parse_args(argv)
     if args.samples < 1:
         sys.exit("spread_bench: --samples must be 1 or more")
-    data = load(args.dump)
+    data = load(*args.dump)
     rng = random.Random(0)
     sets = sorted(n for n in data if args.system in data[n])
     if len(sets) < 2:
         sys.exit(f"spread_bench: {args.system!r} answers {len(sets)} language set(s) in "
-                 f"{args.dump}; a spread needs two or more")  # fmt: skip
+                 f"{' '.join(args.dump)}; a spread needs two or more")  # fmt: skip
     scores = set_scores(data, sets, args.system)
-    means = set_means(scores)
     found = {n: [q for q in scores[n] if found_by_others(data[n], q)] for n in sets}
-    found_means = {n: statistics.fmean(scores[n][q] for q in found[n]) for n in sets if found[n]}
+    units: list[dict[str, list[str]]] = [{n: [n] for n in sets}]
+    languages = language_of(sets)
+    if len(languages) < len(sets):
+        units.append({f"{lang} ({', '.join(members)})": members for lang, members in
+                      languages.items()})  # fmt: skip
+    for i, unit in enumerate(units):
+        kind = "set" if i == 0 else "language"
+        print(spread_table(kind, unit, scores, found, args, rng))
+        print()
+        print(systems_table(data, unit, args.system, unit_means(unit, set_means(scores))))
+        if i + 1 < len(units):
+            print()
+
+
+def spread_table(
+    kind: str, units: dict[str, list[str]], scores: dict, found: dict, args, rng
+) -> str:
+    """Each unit (a set, or a language's sets) of `args.system`: its nDCG@10, its distance to
+    the mean of the units with a bootstrap interval, and the same on the queries some other
+    system finds."""
+    means = unit_means(units, set_means(scores))
+    found_sets = {n: statistics.fmean(scores[n][q] for q in qs) for n, qs in found.items() if qs}
+    found_means = {
+        u: statistics.fmean(found_sets[n] for n in members if n in found_sets)
+        for u, members in units.items()
+        if any(n in found_sets for n in members)
+    }
     mean_all = statistics.fmean(means.values())
     # None: the dump holds no other system (parent_bench without --wide)
     mean_found = statistics.fmean(found_means.values()) if found_means else None
-    print(f"| set | queries | {args.system} nDCG@10 | distance to the mean (95% interval) "
-          "| found by no other system | nDCG@10 on the rest | its distance |")  # fmt: skip
-    print("|---|---:|---:|---|---:|---:|---:|")
-    for n in sets:
-        rest = (mean_all * len(sets) - means[n]) / (len(sets) - 1)
-        low, high = interval(list(scores[n].values()), rest, len(sets), args.samples, rng)
-        share = 1 - len(found[n]) / len(scores[n])
-        fm = found_means.get(n)
+    lines = [
+        f"| {kind} | queries | {args.system} nDCG@10 | distance to the mean (95% interval) "
+        "| found by no other system | nDCG@10 on the rest | its distance |",
+        "|---|---:|---:|---|---:|---:|---:|",
+    ]
+    for u, members in units.items():
+        rest = (mean_all * len(units) - means[u]) / (len(units) - 1)
+        groups = [list(scores[n].values()) for n in members]
+        low, high = interval(groups, rest, len(units), args.samples, rng)
+        asked = sum(len(scores[n]) for n in members)
+        share = 1 - sum(len(found[n]) for n in members) / asked
+        fm = found_means.get(u)
         rest_cells = ["-", "-", "-"] if mean_found is None else [f"{share:.0%}", "-", "-"]
         if fm is not None and mean_found is not None:
             rest_cells[1:] = [f"{fm:.3f}", f"{fm - mean_found:+.3f}"]
         cells = [
-            n,
-            str(len(scores[n])),
-            f"{means[n]:.3f}",
-            f"{means[n] - mean_all:+.3f} ({low:+.3f} to {high:+.3f})",
+            u,
+            str(asked),
+            f"{means[u]:.3f}",
+            f"{means[u] - mean_all:+.3f} ({low:+.3f} to {high:+.3f})",
             *rest_cells,
         ]
-        print("| " + " | ".join(cells) + " |")
+        lines.append("| " + " | ".join(cells) + " |")
     shown = "-" if mean_found is None else f"{mean_found:.3f}"
-    print(f"| **mean of {len(sets)} sets** | | {mean_all:.3f} | | | {shown} | |")
-    print()
-    print(systems_table(data, sets, args.system, means))
+    noun = "sets" if kind == "set" else "languages"
+    lines.append(f"| **mean of {len(units)} {noun}** | | {mean_all:.3f} | | | {shown} | |")
+    return "\n".join(lines)
+
+
+def unit_means(units: dict[str, list[str]], means: dict[str, float]) -> dict[str, float]:
+    """Each unit's mean of its sets' means, for the units whose every set has one."""
+    return {
+        u: statistics.fmean(means[n] for n in members)
+        for u, members in units.items()
+        if all(n in means for n in members)
+    }
 
 
 def set_scores(data: dict, sets: list[str], system: str) -> dict[str, dict]:
@@ -172,21 +233,28 @@ def spearman(a: list[float], b: list[float]) -> float | None:
         return None
 
 
-def systems_table(data: dict, sets: list[str], reference: str, base: dict[str, float]) -> str:
-    """Every system of the dump beside `reference`, whose per-set means are `base`."""
+def systems_table(
+    data: dict, units: dict[str, list[str]], reference: str, base: dict[str, float]
+) -> str:
+    """Every system of the dump beside `reference`, whose per-unit means are `base`."""
+    sets = [n for members in units.values() for n in members]
     systems = sorted({s for n in sets for s in data[n]}, key=lambda s: (s != reference, s))
+    noun = "sets" if all(len(m) == 1 for m in units.values()) else "languages"
     lines = [
-        f"| system | mean nDCG@10 | sd over the sets | sets more than 0.05 below its mean "
+        f"| system | mean nDCG@10 | sd over the {noun} | {noun} more than 0.05 below its mean "
         f"| Spearman's rho with {reference} |",
         "|---|---:|---:|---|---:|",
     ]
     for system in systems:
-        means = base if system == reference else set_means(set_scores(data, sets, system))
-        if len(means) != len(sets):
+        if system == reference:
+            means = base
+        else:
+            means = unit_means(units, set_means(set_scores(data, sets, system)))
+        if len(means) != len(units):
             continue  # not asked on every set
         mean = statistics.fmean(means.values())
-        low = ", ".join(n for n in sets if means[n] < mean - 0.05) or "none"
-        rho = spearman([base[n] for n in sets], [means[n] for n in sets])
+        low = ", ".join(u.split(" (")[0] for u in units if means[u] < mean - 0.05) or "none"
+        rho = spearman([base[u] for u in units], [means[u] for u in units])
         sd = statistics.pstdev(means.values())
         shown = "-" if rho is None else f"{rho:.2f}"
         lines.append(f"| {system} | {mean:.3f} | {sd:.3f} | {low} | {shown} |")
