@@ -188,22 +188,34 @@ class SembleLexical:
 
         model = _StandInModel()
         content = (ContentType.CODE,)
-        bm25, semantic, chunks, manifest = create_index_from_path(
-            root, model=model, content=content, display_root=root, previous=None,
-            show_progress_bar=False,
-        )  # fmt: skip
+        self.index = None
+        try:
+            bm25, semantic, chunks, manifest = create_index_from_path(
+                root, model=model, content=content, display_root=root, previous=None,
+                show_progress_bar=False,
+            )  # fmt: skip
+        except ValueError as e:
+            # A tree of files none of its languages knows (rbenv's early commits: extensionless
+            # Bash scripts): the peer indexes nothing there, so it finds nothing.
+            if "No supported files" not in str(e):
+                raise
+            return
         self.index = SembleIndex(
             model, bm25, semantic, chunks, "stand-in", root=root, content=content,
             manifest=manifest,
         )  # fmt: skip
 
     def rank(self, query: str, top: int = 10) -> list[str]:
+        if self.index is None:
+            return []
         results = self.index.search(query, top_k=50, alpha=0.0)
         return metrics.unique(r.chunk.file_path for r in results)[:top]
 
     def spans(self, query: str, top: int = 10) -> list[list]:
         """[path, first line, last line] of its first `top` chunks, as its own runner reads
         them (bench.peer_bench scores them so)."""
+        if self.index is None:
+            return []
         results = self.index.search(query, top_k=top, alpha=0.0)
         return [[r.chunk.file_path, r.chunk.start_line, r.chunk.end_line] for r in results]
 

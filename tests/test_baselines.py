@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from conftest import commit, new_repo, write
 
-from bench.baselines import BM25Files
+from bench.baselines import BM25Files, SembleLexical
 
 
 def test_one_text_at_two_paths_is_found_by_each_name(tmp_path):
@@ -36,3 +36,14 @@ def test_docs_are_left_out_and_camel_case_words_split(tmp_path):
     bm25 = BM25Files.from_git(root)
     assert bm25.paths == ["src/session.py"]
     assert bm25.rank("retry policy") == ["src/session.py"]
+
+
+def test_the_peer_finds_nothing_in_a_tree_it_cannot_read(tmp_path):
+    # rbenv's early commits: extensionless Bash scripts, no file semble knows the language of
+    only_scripts = tmp_path / "scripts"
+    (only_scripts / "libexec").mkdir(parents=True)
+    (only_scripts / "libexec" / "rbenv-exec").write_text("#!/usr/bin/env bash\nexec ruby\n")
+    peer = SembleLexical(only_scripts)
+    assert peer.rank("exec ruby") == [] and peer.spans("exec ruby") == []
+    (only_scripts / "lib.py").write_text("def exec_ruby():\n    return 'ruby'\n")
+    assert SembleLexical(only_scripts).rank("exec ruby") == ["lib.py"]
