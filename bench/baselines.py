@@ -141,7 +141,9 @@ class BM25Files:
             meta, path = record.split("\t", 1)
             fields = meta.split()
             blob = fields[1] if rev is None else fields[2]
-            if fields[0] in ("100644", "100755") and (rev is None or fields[3] != "-"):
+            # ls-tree's size is "BAD" for a blob the object store lacks (a fetched mirror
+            # leaves out its largest files): there is nothing to read, as pix reads nothing.
+            if fields[0] in ("100644", "100755") and (rev is None or fields[3].isdigit()):
                 if rev is None or int(fields[3]) <= scan.DEFAULT_MAX_BYTES:
                     entries[path] = blob
         cache = {} if cache is None else cache

@@ -3,6 +3,8 @@ shared by several paths (or commits) keeps each path's own words."""
 
 from __future__ import annotations
 
+import subprocess
+
 from conftest import commit, new_repo, write
 
 from bench.baselines import BM25Files, SembleLexical
@@ -47,3 +49,13 @@ def test_the_peer_finds_nothing_in_a_tree_it_cannot_read(tmp_path):
     assert peer.rank("exec ruby") == [] and peer.spans("exec ruby") == []
     (only_scripts / "lib.py").write_text("def exec_ruby():\n    return 'ruby'\n")
     assert SembleLexical(only_scripts).rank("exec ruby") == ["lib.py"]
+
+
+def test_a_blob_the_mirror_lacks_is_left_out(tmp_path):
+    # A fetched mirror may list its largest files without their objects: `ls-tree -l` says BAD.
+    root = new_repo(tmp_path / "repo", {"kept.py": "WIDGET = 1\n", "gone.py": "GADGET = 2\n"})
+    blob = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD:gone.py"],
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    (root / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    bm25 = BM25Files.from_git(root, "HEAD")
+    assert bm25.rank("widget") == ["kept.py"] and bm25.rank("gadget") == []
