@@ -133,12 +133,28 @@ def write_tree(git_dir: Path, sha: str, tree: Path, folder: str | None = None) -
     `git_dir` touched."""
     part = folder.strip("/") if folder else ""
     read = ["read-tree", f"--prefix={part}/", f"{sha}:{part}"] if part else ["read-tree", sha]
+    # A fetched mirror may list its largest files without their objects (ls-tree's size is
+    # BAD): they are left out of the tree, as pix and the baselines read nothing there.
+    missing = [
+        path
+        for meta, _, path in (
+            line.partition("\t")
+            for line in git_out(git_dir, "ls-tree", "-r", "-l", "-z", sha).split("\0")
+            if line
+        )
+        if meta.split()[3:4] == ["BAD"] and (not part or path.startswith(part + "/"))
+    ]
+    tree.mkdir(parents=True, exist_ok=True)  # update-index wants its work tree to exist
     with tempfile.TemporaryDirectory(prefix=".index-") as scratch:
         env = {**os.environ, "GIT_INDEX_FILE": str(Path(scratch) / "index")}
-        for args in (read, ["checkout-index", "-a", "-f"]):
+        steps = [read, ["checkout-index", "-a", "-f"]]
+        if missing:
+            steps.insert(1, ["update-index", "--force-remove", "-z", "--stdin"])
+        for args in steps:
             subprocess.run(
                 ["git", "--git-dir", str(git_dir), "--work-tree", str(tree), *args],
                 env=env, check=True, capture_output=True,
+                input="\0".join(missing).encode() if "--stdin" in args else None,
             )  # fmt: skip
 
 

@@ -251,12 +251,30 @@ def test_a_new_cached_database_takes_the_vectors_of_another_indexers(
 def test_every_language_of_the_14_sets_has_a_second_set() -> None:
     """`--sets pairs`: a second repository in each language, so that a language's figure is the
     mean of two projects (bench/spread_bench.py's language table)."""
-    language = {n: devsets.load_set(n)[0]["language"] for n in devsets.committed_sets()}
-    first = {language[n] for n in devsets.committed_sets("commitloc")}
     pairs = devsets.committed_sets("commitloc-pair")
+    firsts = devsets.committed_sets("commitloc")
+    language = {n: devsets.load_set(n)[0]["language"] for n in [*firsts, *pairs]}
+    first = {language[n] for n in firsts}
     assert sorted(language[n] for n in pairs) == sorted(first)
     assert devbench.expand("pairs") == pairs
     for name in pairs:
         meta, rows = devsets.load_set(name)
         assert devsets.REPO_SETS[name].kind == "commitloc-pair"
         assert len(rows) >= devsets.MIN_QUERIES and len(rows) == meta["counts"]["queries"]
+
+
+def test_a_tree_is_written_without_the_blobs_its_mirror_lacks(tmp_path: Path) -> None:
+    """A fetched mirror may list its largest files without their objects: the tree a bench
+    writes out holds every other file, at its path, as committed."""
+    from tests.conftest import new_repo
+
+    repo = new_repo(tmp_path / "repo", {"a.c": "int a;\n", "big/b.c": "int b;\n"})
+    sha = devcorpora.git_out(repo / ".git", "rev-parse", "HEAD").strip()
+    blob = devcorpora.git_out(repo / ".git", "rev-parse", "HEAD:big/b.c").strip()
+    (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    out = tmp_path / "tree"
+    devcorpora.write_tree(repo / ".git", sha, out)
+    assert (out / "a.c").read_text() == "int a;\n" and not (out / "big" / "b.c").exists()
+    part = tmp_path / "part"
+    devcorpora.write_tree(repo / ".git", sha, part, folder="big")
+    assert not (part / "big" / "b.c").exists()
