@@ -59,8 +59,9 @@ OTHERS = frozenset(
 _COMMIT_ID = re.compile(r"(.+)-(\d+)")
 
 
-# The language commit sets: devbench's 14 and the second repository of each language.
-LANGUAGE_KINDS = ("commitloc", "commitloc-pair")
+# The language commit sets: devbench's 14, the second repository of twelve of their
+# languages, and the commitloc-more sets (the second and third of TypeScript and Rust; C++).
+LANGUAGE_KINDS = ("commitloc", "commitloc-pair", "commitloc-more")
 
 
 def load(*paths: str) -> dict[str, dict[str, dict[str, tuple[list[str], list[str]]]]]:

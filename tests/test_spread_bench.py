@@ -91,8 +91,8 @@ def test_spearman_ranks_ties_together():
 
 
 def test_a_language_of_two_sets_is_judged_on_their_mean(tmp_path, capsys):
-    # C: tmux misses everything, jq finds everything; Elixir: oban and absinthe find everything.
-    lines = rows("tmux", [False] * 2, [True] * 2) + rows("jq", [True] * 4, [True] * 4)
+    # C: tmux misses everything, htop finds everything; Elixir: oban and absinthe find everything.
+    lines = rows("tmux", [False] * 2, [True] * 2) + rows("htop", [True] * 4, [True] * 4)
     lines += rows("oban", [True] * 2, [True] * 2) + rows("absinthe", [True] * 2, [True] * 2)
     dump = tmp_path / "dump.jsonl"
     dump.write_text("".join(json.dumps(r) + "\n" for r in lines))
@@ -107,7 +107,7 @@ def test_a_language_of_two_sets_is_judged_on_their_mean(tmp_path, capsys):
     by_set, _, by_language, systems = (cells(t) for t in tables)
     assert by_set["tmux"][2] == "0.000" and "**mean of 4 sets**" in by_set
     # Each set weighs the same inside its language, whatever its number of queries.
-    c = by_language["C (jq, tmux)"]
+    c = by_language["C (htop, tmux)"]
     assert c[1:3] == ["6", "0.500"] and c[3].startswith("-0.250 (")
     assert by_language["Elixir (absinthe, oban)"][2] == "1.000"
     assert "| **mean of 2 languages** | | 0.750 |" in tables[2]
@@ -119,6 +119,6 @@ def test_a_language_of_two_sets_is_judged_on_their_mean(tmp_path, capsys):
 def test_several_dumps_are_read_as_one(tmp_path):
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     first.write_text("".join(json.dumps(r) + "\n" for r in rows("tmux", [True], None)))
-    second.write_text("".join(json.dumps(r) + "\n" for r in rows("jq", [False], None)))
+    second.write_text("".join(json.dumps(r) + "\n" for r in rows("htop", [False], None)))
     data = spread_bench.load(str(first), str(second))
-    assert set(data) == {"tmux", "jq"}
+    assert set(data) == {"tmux", "htop"}
