@@ -189,6 +189,16 @@ def test_howto_weighs_bm25_below_dense():
         (".github/ISSUE_TEMPLATE/bug_report.md", "docs"),  # prose, though under .github/
         ("lib/oban/config.ex", "source"),
         ("javalin/src/main/java/io/javalin/config/JavalinConfig.kt", "source"),
+        # prose markup by its other names; a Mill build file is Scala build config
+        ("readme/Footer.scalatex", "docs"),
+        ("README.rdoc", "docs"),
+        ("doc/guide.textile", "docs"),
+        ("site/pages/intro.mdx", "docs"),
+        ("Pods/Acknowledgements.markdown", "docs"),
+        ("build.sc", "config"),
+        ("build.mill", "config"),
+        ("readme/src/main/scala/org/scalafmt/readme/Adopters.scala", "source"),
+        ("amm/src/main/scala/ammonite/Main.scala", "source"),
     ],
 )
 def test_path_roles(path, role):
