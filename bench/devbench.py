@@ -780,6 +780,17 @@ def needed(names: list[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def commit_sets() -> tuple[set[str], set[str]]:
+    """(the 14 language sets, in the summary table; the commit sets asked by name or as
+    `pairs`, each in a table of its own, so that the summary stays comparable across
+    sessions)."""
+    by_name = ("commitloc-more", "commitloc-pair")
+    return (
+        set(devsets.committed_sets("commitloc")),
+        {n for kind in by_name for n in devsets.committed_sets(kind)},
+    )
+
+
 def expand(sets: str) -> list[str]:
     names: list[str] = []
     for item in (s.strip() for s in sets.split(",")):
@@ -835,8 +846,7 @@ def main(argv: list[str] | None = None) -> None:
         )
     devcorpora.set_mirrors(args.mirrors)
     names = expand(args.sets)
-    lang = set(devsets.committed_sets("commitloc"))
-    more = set(devsets.committed_sets("commitloc-more"))
+    lang, more = commit_sets()
     question_sets = devsets.committed_sets("questions")
     with tempfile.TemporaryDirectory(prefix="pix-devbench-") as tmp:
         run = Run(
@@ -862,7 +872,7 @@ def main(argv: list[str] | None = None) -> None:
                 table = language_set(name, run)
                 lang_tables[name] = table
                 print(table.render(), flush=True)
-            elif name in more:  # asked by name, kept out of the language sets' summary
+            elif name in more:
                 print(language_set(name, run).render(), flush=True)
             elif name in ("requests", "click"):
                 print(shared_set(name, run).render(), flush=True)

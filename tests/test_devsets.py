@@ -260,6 +260,8 @@ def test_every_language_of_the_14_sets_has_a_second_set() -> None:
     assert len(first) == 14 and len({language[n] for n in pairs}) == len(pairs) == 12
     assert {language[n] for n in pairs} | {language[n] for n in more} >= first
     assert devbench.expand("pairs") == pairs
+    lang, by_name = devbench.commit_sets()  # devbench asks each in a table of its own
+    assert set(pairs) | set(more) == by_name and not by_name & lang
     for name in pairs:
         meta, rows = devsets.load_set(name)
         assert devsets.REPO_SETS[name].kind == "commitloc-pair"
