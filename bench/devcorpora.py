@@ -134,15 +134,17 @@ def write_tree(git_dir: Path, sha: str, tree: Path, folder: str | None = None) -
     part = folder.strip("/") if folder else ""
     read = ["read-tree", f"--prefix={part}/", f"{sha}:{part}"] if part else ["read-tree", sha]
     # A fetched mirror may list its largest files without their objects (ls-tree's size is
-    # BAD): they are left out of the tree, as pix and the baselines read nothing there.
+    # BAD): they are left out of the tree, as pix and the baselines read nothing there. Paths
+    # stay bytes: a name need not be UTF-8.
+    listing = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "ls-tree", "-r", "-l", "-z", sha],
+        capture_output=True, check=True,
+    ).stdout  # fmt: skip
+    inside = part.encode() + b"/"
     missing = [
         path
-        for meta, _, path in (
-            line.partition("\t")
-            for line in git_out(git_dir, "ls-tree", "-r", "-l", "-z", sha).split("\0")
-            if line
-        )
-        if meta.split()[3:4] == ["BAD"] and (not part or path.startswith(part + "/"))
+        for meta, _, path in (line.partition(b"\t") for line in listing.split(b"\0") if line)
+        if meta.split()[3:4] == [b"BAD"] and (not part or path.startswith(inside))
     ]
     tree.mkdir(parents=True, exist_ok=True)  # update-index wants its work tree to exist
     with tempfile.TemporaryDirectory(prefix=".index-") as scratch:
@@ -154,7 +156,7 @@ def write_tree(git_dir: Path, sha: str, tree: Path, folder: str | None = None) -
             subprocess.run(
                 ["git", "--git-dir", str(git_dir), "--work-tree", str(tree), *args],
                 env=env, check=True, capture_output=True,
-                input="\0".join(missing).encode() if "--stdin" in args else None,
+                input=b"\0".join(missing) if "--stdin" in args else None,
             )  # fmt: skip
 
 

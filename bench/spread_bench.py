@@ -129,15 +129,20 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"spread_bench: {args.system!r} answers {len(sets)} language set(s) in "
                  f"{' '.join(args.dump)}; a spread needs two or more")  # fmt: skip
     scores = set_scores(data, sets, args.system)
-    found = {n: [q for q in scores[n] if found_by_others(data[n], q)] for n in sets}
+    # Only for the sets whose dump holds another system (parent_bench without --wide has none).
+    found = {
+        n: [q for q in scores[n] if found_by_others(data[n], q)]
+        for n in sets
+        if OTHERS & set(data[n])
+    }
     units: list[dict[str, list[str]]] = [{n: [n] for n in sets}]
     languages = language_of(sets)
-    if len(languages) < len(sets):
+    if 2 <= len(languages) < len(sets):
         units.append({f"{lang} ({', '.join(members)})": members for lang, members in
                       languages.items()})  # fmt: skip
     for i, unit in enumerate(units):
         kind = "set" if i == 0 else "language"
-        print(spread_table(kind, unit, scores, found, args, rng))
+        print(spread_table(kind, unit, scores, found, args.system, args.samples, rng))
         print()
         print(systems_table(data, unit, args.system, unit_means(unit, set_means(scores))))
         if i + 1 < len(units):
@@ -145,34 +150,42 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def spread_table(
-    kind: str, units: dict[str, list[str]], scores: dict, found: dict, args, rng
+    kind: str,
+    units: dict[str, list[str]],
+    scores: dict,
+    found: dict,
+    system: str,
+    samples: int,
+    rng: random.Random,
 ) -> str:
-    """Each unit (a set, or a language's sets) of `args.system`: its nDCG@10, its distance to
-    the mean of the units with a bootstrap interval, and the same on the queries some other
-    system finds."""
+    """Each unit (a set, or a language's sets) of `system`: its nDCG@10, its distance to the
+    mean of the units with a bootstrap interval, and the same on the queries some other system
+    finds (`found`, for the sets whose dump holds another system; a unit's share of queries
+    pooled over its sets, its nDCG@10 on the rest the mean of its sets', as everywhere else)."""
     means = unit_means(units, set_means(scores))
     found_sets = {n: statistics.fmean(scores[n][q] for q in qs) for n, qs in found.items() if qs}
     found_means = {
-        u: statistics.fmean(found_sets[n] for n in members if n in found_sets)
+        u: statistics.fmean(found_sets[n] for n in members)
         for u, members in units.items()
-        if any(n in found_sets for n in members)
+        if all(n in found_sets for n in members)
     }
     mean_all = statistics.fmean(means.values())
     # None: the dump holds no other system (parent_bench without --wide)
     mean_found = statistics.fmean(found_means.values()) if found_means else None
     lines = [
-        f"| {kind} | queries | {args.system} nDCG@10 | distance to the mean (95% interval) "
+        f"| {kind} | queries | {system} nDCG@10 | distance to the mean (95% interval) "
         "| found by no other system | nDCG@10 on the rest | its distance |",
         "|---|---:|---:|---|---:|---:|---:|",
     ]
     for u, members in units.items():
         rest = (mean_all * len(units) - means[u]) / (len(units) - 1)
         groups = [list(scores[n].values()) for n in members]
-        low, high = interval(groups, rest, len(units), args.samples, rng)
+        low, high = interval(groups, rest, len(units), samples, rng)
         asked = sum(len(scores[n]) for n in members)
-        share = 1 - sum(len(found[n]) for n in members) / asked
+        rest_cells = ["-", "-", "-"]
+        if mean_found is not None and all(n in found for n in members):
+            rest_cells[0] = f"{1 - sum(len(found[n]) for n in members) / asked:.0%}"
         fm = found_means.get(u)
-        rest_cells = ["-", "-", "-"] if mean_found is None else [f"{share:.0%}", "-", "-"]
         if fm is not None and mean_found is not None:
             rest_cells[1:] = [f"{fm:.3f}", f"{fm - mean_found:+.3f}"]
         cells = [

@@ -270,16 +270,28 @@ def test_every_language_of_the_14_sets_has_a_second_set() -> None:
 
 def test_a_tree_is_written_without_the_blobs_its_mirror_lacks(tmp_path: Path) -> None:
     """A fetched mirror may list its largest files without their objects: the tree a bench
-    writes out holds every other file, at its path, as committed."""
+    writes out holds every other file, at its path (a space or a name that is not UTF-8 too),
+    as committed."""
     from tests.conftest import new_repo
 
-    repo = new_repo(tmp_path / "repo", {"a.c": "int a;\n", "big/b.c": "int b;\n"})
+    repo = new_repo(
+        tmp_path / "repo",
+        {"a.c": "int a;\n", "big/b.c": "int b;\n", "big/kept c.c": "int k;\n"},
+    )
+    odd = os.fsencode(repo) + b"/big/caf\xe9.c"  # Latin-1, as an old repository may hold
+    with open(odd, "wb") as fh:
+        fh.write(b"int c;\n")
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True, env={**os.environ, **GIT_ENV})
+    subprocess.run(["git", "-C", str(repo), "commit", "-qm", "odd name"], check=True,
+                   env={**os.environ, **GIT_ENV})  # fmt: skip
     sha = devcorpora.git_out(repo / ".git", "rev-parse", "HEAD").strip()
     blob = devcorpora.git_out(repo / ".git", "rev-parse", "HEAD:big/b.c").strip()
     (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
-    out = tmp_path / "tree"
-    devcorpora.write_tree(repo / ".git", sha, out)
-    assert (out / "a.c").read_text() == "int a;\n" and not (out / "big" / "b.c").exists()
-    part = tmp_path / "part"
-    devcorpora.write_tree(repo / ".git", sha, part, folder="big")
-    assert not (part / "big" / "b.c").exists()
+    for folder in (None, "big"):
+        out = tmp_path / f"tree-{folder}"
+        devcorpora.write_tree(repo / ".git", sha, out, folder=folder)
+        assert not (out / "big" / "b.c").exists()
+        assert (out / "big" / "kept c.c").read_text() == "int k;\n"
+        with open(os.fsencode(out) + b"/big/caf\xe9.c", "rb") as fh:
+            assert fh.read() == b"int c;\n"
+        assert (out / "a.c").exists() is (folder is None)

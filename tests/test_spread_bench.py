@@ -4,6 +4,7 @@ the queries some other system finds."""
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
@@ -122,3 +123,24 @@ def test_several_dumps_are_read_as_one(tmp_path):
     second.write_text("".join(json.dumps(r) + "\n" for r in rows("htop", [False], None)))
     data = spread_bench.load(str(first), str(second))
     assert set(data) == {"tmux", "htop"}
+
+
+def test_a_language_interval_draws_every_set_of_it_again():
+    # The first set cannot vary; only the second one's draws can widen the interval.
+    steady, spread = [1.0] * 4, [0.0, 1.0, 0.0, 1.0]
+    low, high = spread_bench.interval([steady, spread], 0.5, 2, 400, random.Random(0))
+    assert low < high
+    assert spread_bench.interval([steady], 0.5, 2, 400, random.Random(0)) == (0.25, 0.25)
+
+
+def test_sets_of_one_language_have_no_language_view(tmp_path, capsys):
+    lines = rows("tmux", [True, False], [True, True]) + rows("htop", [True] * 2, [True] * 2)
+    table, _ = run(tmp_path, capsys, lines)  # two tables only: sets, systems by set
+    assert set(table) == {"tmux", "htop", "**mean of 2 sets**"}
+
+
+def test_a_set_asked_without_other_systems_has_no_share(tmp_path, capsys):
+    # one dump from a --wide run, one without: htop's unfindable share is unknown, not 100%
+    lines = rows("tmux", [True, False], [True, False]) + rows("htop", [True] * 2, None)
+    table, _ = run(tmp_path, capsys, lines)
+    assert table["tmux"][4] == "50%" and table["htop"][4] == "-"

@@ -197,6 +197,7 @@ def test_howto_weighs_bm25_below_dense():
         ("Pods/Acknowledgements.markdown", "docs"),
         ("build.sc", "config"),
         ("build.mill", "config"),
+        ("core/package.mill", "config"),
         ("readme/src/main/scala/org/scalafmt/readme/Adopters.scala", "source"),
         ("amm/src/main/scala/ammonite/Main.scala", "source"),
     ],

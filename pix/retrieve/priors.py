@@ -110,7 +110,10 @@ _CONFIG = re.compile(
     r"|composer\.(json|lock)|phpunit\.xml(\.dist)?|phpstan[^/]*\.neon(\.dist)?|psalm\.xml"
     r"|\.php-cs-fixer[^/]*|mix\.(exs|lock)|\.credo\.exs|\.formatter\.exs"
     r"|(build|settings)\.gradle(\.kts)?|gradle\.properties|gradlew(\.bat)?|pom\.xml"
-    r"|build\.(sbt|sc|mill)|\.scalafmt\.conf|\.jvmopts|[^/]*\.(csproj|fsproj|sln|props|targets)|global\.json"
+    # Scala builds: sbt's, and Mill's (build.sc, build.mill, a folder's package.mill), at any
+    # depth as a Gradle or sbt build of a subproject is
+    r"|build\.(sbt|sc|mill)|package\.mill|\.scalafmt\.conf|\.jvmopts"
+    r"|[^/]*\.(csproj|fsproj|sln|props|targets)|global\.json"
     r"|[^/]*\.(globalconfig|ruleset)"  # .NET analyzer settings: every rule's prose
     r"|[^/]*\.lockb?"  # every ecosystem's lock file (bun.lock, deno.lock, flake.lock...)
     r"|nuget\.config|package\.(swift|resolved)|\.swiftlint\.yml|stack\.yaml|cabal\.project[^/]*"
