@@ -133,19 +133,8 @@ def write_tree(git_dir: Path, sha: str, tree: Path, folder: str | None = None) -
     `git_dir` touched."""
     part = folder.strip("/") if folder else ""
     read = ["read-tree", f"--prefix={part}/", f"{sha}:{part}"] if part else ["read-tree", sha]
-    # A fetched mirror may list its largest files without their objects (ls-tree's size is
-    # BAD): they are left out of the tree, as pix and the baselines read nothing there. Paths
-    # stay bytes: a name need not be UTF-8.
-    listing = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "ls-tree", "-r", "-l", "-z", sha],
-        capture_output=True, check=True,
-    ).stdout  # fmt: skip
-    inside = part.encode() + b"/"
-    missing = [
-        path
-        for meta, _, path in (line.partition(b"\t") for line in listing.split(b"\0") if line)
-        if meta.split()[3:4] == [b"BAD"] and (not part or path.startswith(inside))
-    ]
+    # Blobs the mirror lacks are left out, as pix and the baselines read nothing there.
+    missing = [p for p in absent_blobs(git_dir, sha) if not part or p.startswith(part + "/")]
     tree.mkdir(parents=True, exist_ok=True)  # update-index wants its work tree to exist
     with tempfile.TemporaryDirectory(prefix=".index-") as scratch:
         env = {**os.environ, "GIT_INDEX_FILE": str(Path(scratch) / "index")}
@@ -156,7 +145,7 @@ def write_tree(git_dir: Path, sha: str, tree: Path, folder: str | None = None) -
             subprocess.run(
                 ["git", "--git-dir", str(git_dir), "--work-tree", str(tree), *args],
                 env=env, check=True, capture_output=True,
-                input=b"\0".join(missing) if "--stdin" in args else None,
+                input=b"\0".join(map(os.fsencode, missing)) if "--stdin" in args else None,
             )  # fmt: skip
 
 
@@ -180,17 +169,27 @@ def clone(repo: str) -> Path:
     return target
 
 
+def absent_blobs(git_dir: Path, sha: str) -> list[str]:
+    """The paths of commit `sha` whose blobs the object store lacks (ls-tree's size is BAD: a
+    fetched snapshot may list its largest files without their content), as the file system
+    names them (a name that is not UTF-8 kept by surrogate escapes)."""
+    listing = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "ls-tree", "-r", "-l", "-z", sha],
+        capture_output=True, check=True,
+    ).stdout  # fmt: skip
+    return [
+        os.fsdecode(path)
+        for meta, _, path in (rec.partition(b"\t") for rec in listing.split(b"\0") if rec)
+        if meta.split()[3:4] == [b"BAD"]
+    ]
+
+
 def complete_commit(root: Path, sha: str) -> str:
     """`sha`, or if some of its blobs are absent from the stored objects (a fetched snapshot
     may list its largest files without their content), a commit of the same tree minus those
     files, made once with a fixed author and date (so the same sha everywhere) and kept under
     refs/bench/. The absent files are large data files that pix would skip as too large."""
-    listing = subprocess.run(
-        ["git", "-C", str(root), "ls-tree", "-r", "-l", "-z", sha], capture_output=True, check=True
-    ).stdout.decode("utf-8", "surrogateescape")
-    absent = [
-        rec.split("\t", 1)[1] for rec in listing.split("\0") if rec and rec.split()[3] == "BAD"
-    ]
+    absent = absent_blobs(root / ".git", sha)
     if not absent:
         return sha
     ref = f"refs/bench/complete-{sha}"

@@ -191,12 +191,12 @@ REPO_SETS: dict[str, RepoSet] = {
             kind="commitloc-more",
         ),
         RepoSet("hyper", "hyperium/hyper", "Rust", "rust", kind="commitloc-more"),
-        # A second repository in each language that had one (forty-ninth session's spread,
-        # 2026-12-08): a language's figure is then the mean of two projects, not one project's
-        # commit style. Chosen before any was measured: a well-known, maintained project of the
-        # language that no public retrieval benchmark above uses, beside the first set's kind
-        # of project where one came to mind (a CLI library, a job runner, a formatter...).
-        # Not among devbench's 14 language sets, so that table stays comparable; `pairs` asks them.
+        # A second repository in twelve of the 14 sets' languages (TypeScript's and Rust's are
+        # among the commitloc-more sets above; fiftieth session, 2026-12-08): a language's
+        # figure is then the mean of two projects or more, not one project's commit style.
+        # Chosen before any was measured: a well-known, maintained project of the language
+        # that no public retrieval benchmark above uses. Not among devbench's 14 language
+        # sets, so that table stays comparable; `pairs` asks them.
         *(
             RepoSet(name, repo, language, eco, kind="commitloc-pair")
             for name, repo, language, eco in (

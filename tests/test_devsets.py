@@ -287,6 +287,11 @@ def test_a_tree_is_written_without_the_blobs_its_mirror_lacks(tmp_path: Path) ->
     sha = devcorpora.git_out(repo / ".git", "rev-parse", "HEAD").strip()
     blob = devcorpora.git_out(repo / ".git", "rev-parse", "HEAD:big/b.c").strip()
     (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    assert devcorpora.absent_blobs(repo / ".git", sha) == ["big/b.c"]
+    # the same tree minus the absent file, as a commit (what devbench indexes for issueloc)
+    complete = devcorpora.complete_commit(repo, sha)
+    listed = devcorpora.git_out(repo / ".git", "ls-tree", "-r", "--name-only", complete)
+    assert complete != sha and "big/b.c" not in listed.split("\n") and "a.c" in listed
     for folder in (None, "big"):
         out = tmp_path / f"tree-{folder}"
         devcorpora.write_tree(repo / ".git", sha, out, folder=folder)

@@ -305,8 +305,7 @@ SEARCH_DBSF_GIVEN_SCOPED = _GIVEN_SCOPED + _DBSF + _FUSE
 
 SNAPSHOT_PATHS = "SELECT path FROM snapshot_file WHERE snapshot_id = ? ORDER BY path"
 # A file's blob in a snapshot and its text's size (the evidence channel reads packages'
-# re-exports, the text by BLOB_CONTENT_BY_SHA only when no summary of the blob
-# is remembered).
+# re-exports, the text by BLOB_CONTENT_BY_SHA only when no summary of the blob is remembered).
 SNAPSHOT_FILE_BLOB = """
 SELECT b.sha, b.text_size FROM snapshot_file f JOIN blob b ON b.sha = f.blob_sha
 WHERE f.snapshot_id = ? AND f.path = ?
